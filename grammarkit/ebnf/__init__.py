@@ -1,0 +1,1 @@
+"""The XGrammar/SGLang EBNF dialect: scanner, Lark grammar, parser, AST and printer."""

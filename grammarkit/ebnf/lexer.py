@@ -1,0 +1,407 @@
+"""The dialect's scanner: text to tokens, exactly as xgrammar 0.2.8's ``EBNFLexer`` splits it.
+
+Lexing is context sensitive in three places that a plain regular lexer cannot express, so this
+scanner is hand-written and feeds :mod:`lark` (see ``syntax.lark``):
+
+* a name directly before ``::=`` becomes ``RULE_NAME`` and must be the first token on its line;
+* ``name[max_tokens=3, capture] ::=`` is an attribute block, while ``x [a-z]`` is a class;
+* ``-`` starts names (``-x``, and so the upper bound ``-1``), ``+``/digits start integers.
+
+Literals and classes are decoded here, so ``STRING`` and ``CLASS`` tokens carry their value.
+Errors become diagnostics and scanning resumes, so one pass reports every lexical error.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from typing import Any
+
+from lark import Token
+
+from grammarkit.diagnostics import Diagnostic, error
+from grammarkit.ebnf import escapes
+from grammarkit.ebnf.ast import Attribute, Span
+
+MAX_INTEGER = 10**15
+MACRO_NAMES = frozenset(
+    {"TagDispatch", "Token", "ExcludeToken", "TokenTagDispatch", "Regex", "Substring"}
+)
+
+_SPACE = re.compile(r"(?:[ \t\r\n]+|#[^\r\n]*)+")
+_NAME = re.compile(r"[A-Za-z_.\-][A-Za-z0-9_.\-]*")
+_PLAIN_STRING_RUN = re.compile(r'[^"\\\r\n\udc80-\udcff]+')
+_INVALID_BYTE = re.compile(r"[\udc80-\udcff]")
+
+_PUNCTUATION = {
+    ")": "RPAR",
+    "{": "LBRACE",
+    "}": "RBRACE",
+    "|": "PIPE",
+    ",": "COMMA",
+    "*": "STAR",
+    "+": "PLUS",
+    "?": "QMARK",
+    "=": "EQUAL",
+}
+
+
+class GkToken(Token):
+    """A lark token that also carries the decoded value of literals, classes and rule names."""
+
+    payload: Any = None
+    seq: int = 0  # position in the token stream
+
+    @property
+    def start(self) -> int:
+        return self.start_pos or 0
+
+    @property
+    def end(self) -> int:
+        return self.end_pos or 0
+
+
+@dataclass
+class CharClassValue:
+    """The decoded content of a ``[...]`` token."""
+
+    ranges: tuple[tuple[int, int], ...]
+    negated: bool
+
+
+@dataclass
+class LexResult:
+    """Tokens (ending with an ``$END`` token), diagnostics and comments of one text."""
+
+    tokens: list[GkToken]
+    diagnostics: list[Diagnostic] = field(default_factory=list)
+    comments: list[tuple[str, Span]] = field(default_factory=list)
+
+
+class Lexer:
+    """Scans one text; use :func:`tokenize`."""
+
+    def __init__(self, text: str):
+        # xgrammar reads a C string: a NUL byte ends the input.
+        nul = text.find("\0")
+        self.text = text if nul < 0 else text[:nul]
+        self.pos = 0
+        self.tokens: list[GkToken] = []
+        self.diagnostics: list[Diagnostic] = []
+        self.comments: list[tuple[str, Span]] = []
+
+    # -- helpers ---------------------------------------------------------------------------
+    def _error(self, code: str, message: str, start: int, end: int | None = None,
+               hint: str | None = None) -> None:
+        self.diagnostics.append(error(code, message, Span(start, end if end else start + 1), hint))
+
+    def _emit(self, kind: str, start: int, end: int, payload: Any = None) -> GkToken:
+        token = GkToken(kind, self.text[start:end], start_pos=start, end_pos=end)
+        token.payload = payload
+        self.tokens.append(token)
+        return token
+
+    def _skip_space(self) -> None:
+        m = _SPACE.match(self.text, self.pos)
+        if m is None:
+            return
+        for c in re.finditer(r"#([^\r\n]*)", m.group()):
+            self.comments.append(
+                (c.group(1), Span(self.pos + c.start(), self.pos + c.end()))
+            )
+        self.pos = m.end()
+
+    # -- token kinds -----------------------------------------------------------------------
+    def _string(self) -> None:
+        text, start = self.text, self.pos
+        i = start + 1
+        chars: list[str] = []
+        while i < len(text) and text[i] not in '"\r\n':
+            m = _PLAIN_STRING_RUN.match(text, i)
+            if m:
+                chars.append(m.group())
+                i = m.end()
+                continue
+            if text[i] == "\\":
+                decoded = escapes.decode_escape(text, i)
+                if decoded is None:
+                    self._error("GK107", "invalid escape sequence in string literal", i, i + 2,
+                                _escape_hint(text, i, in_class=False))
+                    i += 2 if i + 1 < len(text) and text[i + 1] not in "\r\n" else 1
+                    continue
+                cp, length = decoded
+                chars.append(self._codepoint(cp, i, i + length))
+                i += length
+            else:  # an undecodable byte
+                self._error("GK113", "invalid UTF-8 in string literal", i, i + 1,
+                            "save the grammar as UTF-8")
+                i += 1
+        if i >= len(text) or text[i] != '"':
+            self._error("GK106", "unterminated string literal", i, i + 1,
+                        'close the literal with `"` on the same line; write a newline as `\\n`')
+            self.pos = i
+            self._emit("STRING", start, i, "".join(chars))
+            return
+        self.pos = i + 1
+        self._emit("STRING", start, self.pos, "".join(chars))
+
+    def _codepoint(self, cp: int, start: int, end: int) -> str:
+        if cp > escapes.MAX_CODEPOINT:
+            self._error("GK114", f"escape names U+{cp:X}, beyond the last code point U+10FFFF",
+                        start, end, "a \\x escape takes every hex digit that follows it; "
+                        "write \\u or \\U with a fixed number of digits instead")
+            return "\ufffd"
+        return chr(cp)
+
+    def _char_class(self) -> None:
+        text, start = self.text, self.pos
+        i = start + 1
+        negated = i < len(text) and text[i] == "^"
+        if negated:
+            i += 1
+        # items: (codepoint, start, end, kind) with kind "char" | "dash" | "special"
+        items: list[tuple[int, int, int, str]] = []
+        while i < len(text) and text[i] != "]":
+            c = text[i]
+            if c in "\r\n":
+                self._error("GK108", "character class contains a line break", i, i + 1,
+                            "write a newline inside a class as `\\n`")
+                i += 1
+                continue
+            if c == "-":
+                items.append((ord("-"), i, i + 1, "dash"))
+                i += 1
+            elif c == "\\" and i + 1 < len(text) and text[i + 1] in escapes.CLASS_SPECIAL_ESCAPES:
+                items.append((0, i, i + 2, "special"))
+                i += 2
+            elif c == "\\":
+                decoded = escapes.decode_escape(text, i, in_class=True)
+                if decoded is None:
+                    self._error("GK107", "invalid escape sequence in character class", i, i + 2,
+                                _escape_hint(text, i, in_class=True))
+                    i += 2 if i + 1 < len(text) and text[i + 1] not in "\r\n" else 1
+                    continue
+                cp, length = decoded
+                if cp > escapes.MAX_CODEPOINT:
+                    self._codepoint(cp, i, i + length)
+                    cp = 0xFFFD
+                items.append((cp, i, i + length, "char"))
+                i += length
+            elif _INVALID_BYTE.match(c):
+                self._error("GK113", "invalid UTF-8 in character class", i, i + 1,
+                            "save the grammar as UTF-8")
+                i += 1
+            else:
+                items.append((ord(c), i, i + 1, "char"))
+                i += 1
+        if i >= len(text):
+            self._error("GK108", "unterminated character class", i, i + 1,
+                        "close the class with `]` (write a literal `]` as `\\]`)")
+            self.pos = i
+            self._emit("CLASS", start, i, self._class_ranges(items, negated, start))
+            return
+        self.pos = i + 1
+        token = self._emit("CLASS", start, self.pos, None)
+        token.payload = self._class_ranges(items, negated, start)
+
+    def _class_ranges(self, items: list[tuple[int, int, int, str]], negated: bool,
+                      start: int) -> tuple[CharClassValue, list[Diagnostic]]:
+        """Pair up ``a-b`` ranges as xgrammar's parser does; errors here are parse-phase."""
+        ranges: list[tuple[int, int]] = []
+        problems: list[Diagnostic] = []
+        k = 0
+        while k < len(items):
+            cp, s, e, kind = items[k]
+            if kind == "special":
+                problems.append(error(
+                    "GK108", f"`{self.text[s:e]}` is not supported in an EBNF character class",
+                    Span(s, e), "list the characters instead, e.g. `[0-9]` for `\\d`, "
+                    "`[ \\t\\n\\r]` for `\\s`, `[a-zA-Z0-9_]` for `\\w`"))
+                k += 1
+                continue
+            if (k + 2 < len(items) and items[k + 1][3] == "dash"
+                    and items[k + 2][3] in ("char", "dash")):
+                hi = items[k + 2][0]
+                if cp > hi:
+                    problems.append(error(
+                        "GK108", "character range is reversed: lower bound "
+                        f"{escapes.class_char(cp)!r} is above upper bound "
+                        f"{escapes.class_char(hi)!r}", Span(s, items[k + 2][2]),
+                        f"write `{escapes.class_char(hi)}-{escapes.class_char(cp)}`"))
+                else:
+                    ranges.append((cp, hi))
+                k += 3
+                continue
+            if (k + 2 < len(items) and items[k + 1][3] == "dash"
+                    and items[k + 2][3] == "special"):
+                # xgrammar reports the special escape first, at its own position.
+                ranges.append((cp, cp))
+                k += 1
+                continue
+            ranges.append((cp, cp))
+            k += 1
+        return CharClassValue(tuple(ranges), negated), problems
+
+    def _name(self) -> None:
+        start = self.pos
+        m = _NAME.match(self.text, start)
+        assert m is not None
+        name = m.group()
+        self.pos = m.end()
+        if name in ("true", "false"):
+            self._emit("BOOL", start, self.pos, name == "true")
+            return
+        if self.pos < len(self.text) and self.text[self.pos] == "[":
+            attributes = self._attribute_block(name)
+            if attributes is not None:
+                self._emit("IDENT", start, self.pos, (name, attributes))
+                return
+        kind = "MACRO" if name in MACRO_NAMES else "IDENT"
+        self._emit(kind, start, self.pos, (name, ()))
+
+    def _attribute_block(self, name: str) -> tuple[Attribute, ...] | None:
+        """Scan ``[max_tokens=N, capture="x", ...]`` followed by ``::=``; ``None`` if not one."""
+        pattern = re.compile(
+            r"\[[ \t]*((?:(?:max_tokens[ \t]*=[ \t]*[0-9]{1,10}(?![0-9])"
+            r'|capture(?:[ \t]*=[ \t]*"[^"\\\r\n\0]*")?)[ \t]*,[ \t]*)*'
+            r'(?:max_tokens[ \t]*=[ \t]*[0-9]{1,10}(?![0-9])|capture(?:[ \t]*=[ \t]*"[^"\\\r\n\0]*")?))'
+            r"[ \t]*\](?=[ \t]*::=)"
+        )
+        m = pattern.match(self.text, self.pos)
+        if m is None:
+            return None
+        attributes: list[Attribute] = []
+        base = self.pos + m.start(1)
+        seen: set[str] = set()
+        for part in re.finditer(r'(max_tokens|capture)(?:[ \t]*=[ \t]*("[^"]*"|[0-9]+))?', m.group(1)):
+            key, raw = part.group(1), part.group(2)
+            if key in seen:
+                return None  # xgrammar accepts each attribute at most once
+            seen.add(key)
+            span = Span(base + part.start(), base + part.end())
+            value: int | str | None
+            if key == "max_tokens":
+                value = int(raw) if raw else None
+            else:
+                value = raw[1:-1] if raw else name
+                if value == "":
+                    self._error("GK112", "the capture name must not be empty", span.start,
+                                span.end, 'write `capture` alone or `capture="name"`')
+            attributes.append(Attribute(key, value, span))
+        self.pos += m.end() - m.start()
+        return tuple(attributes)
+
+    def _integer(self) -> None:
+        start = self.pos
+        i = start
+        value = 0
+        while i < len(self.text) and self.text[i] in "0123456789":
+            value = value * 10 + ord(self.text[i]) - 48
+            i += 1
+            if value > MAX_INTEGER:
+                self._error("GK110", f"integer is too large (more than {MAX_INTEGER:.0e})",
+                            start, i, "repetition bounds and token ids must be at most 10^15")
+                while i < len(self.text) and self.text[i] in "0123456789":
+                    i += 1
+                value = MAX_INTEGER
+                break
+        self.pos = i
+        self._emit("INT", start, i, value)
+
+    # -- driver ----------------------------------------------------------------------------
+    def run(self) -> LexResult:
+        text = self.text
+        while True:
+            self._skip_space()
+            if self.pos >= len(text):
+                break
+            c = text[self.pos]
+            start = self.pos
+            if c == "(":
+                if text.startswith("(=", start):
+                    self.pos += 2
+                    self._emit("LOOKAHEAD", start, self.pos)
+                else:
+                    self.pos += 1
+                    self._emit("LPAR", start, self.pos)
+            elif c in _PUNCTUATION:
+                self.pos += 1
+                self._emit(_PUNCTUATION[c], start, self.pos)
+            elif c == ":":
+                if text.startswith("::=", start):
+                    self.pos += 3
+                    self._emit("ASSIGN", start, self.pos)
+                else:
+                    self._error("GK102", "unexpected character `:`", start, start + 1,
+                                "a rule is defined with `::=`")
+                    self.pos += 1
+            elif c == '"':
+                self._string()
+            elif c == "[":
+                self._char_class()
+            elif _NAME.match(c):
+                self._name()
+            elif c in "0123456789":
+                self._integer()
+            else:
+                shown = c if c.isprintable() and not _INVALID_BYTE.match(c) else repr(c)[1:-1]
+                hint = ("literals use double quotes" if c == "'" else
+                        "save the grammar as UTF-8" if _INVALID_BYTE.match(c) else
+                        "only rules, literals, classes, groups and operators may appear here")
+                self._error("GK102", f"unexpected character `{shown}`", start, start + 1, hint)
+                self.pos += 1
+        self._emit("$END", len(text), len(text))
+        self._mark_rule_names()
+        return LexResult(self.tokens, self.diagnostics, self.comments)
+
+    def _mark_rule_names(self) -> None:
+        """A name right before ``::=`` is a rule name and must start its line (xgrammar rules)."""
+        tokens = self.tokens
+        lines = _LineIndex(self.text)
+        for i, token in enumerate(tokens):
+            if token.type != "ASSIGN":
+                continue
+            if i == 0:
+                self._error("GK109", "`::=` without a rule name before it", token.start,
+                            token.end, "write `name ::= ...`")
+                continue
+            prev = tokens[i - 1]
+            if prev.type not in ("IDENT", "MACRO"):
+                self._error("GK109", f"`::=` must follow a rule name, not `{prev.value}`",
+                            prev.start, prev.end,
+                            "rule names are made of letters, digits, `_`, `-` and `.`")
+                continue
+            if i >= 2 and lines.line_of(tokens[i - 2].start) == lines.line_of(prev.start):
+                self._error("GK109", f"rule name `{prev.payload[0]}` must be the first token on "
+                            "its line", prev.start, prev.end,
+                            "start the new rule on a line of its own")
+            prev.type = "RULE_NAME"
+
+
+class _LineIndex:
+    def __init__(self, text: str):
+        self.starts = [m.end() for m in re.finditer(r"\r\n|\r|\n", text)]
+
+    def line_of(self, offset: int) -> int:
+        import bisect
+
+        return bisect.bisect_right(self.starts, offset)
+
+
+def _escape_hint(text: str, i: int, in_class: bool) -> str:
+    c = text[i + 1] if i + 1 < len(text) else ""
+    if c in "dDsSwW" and not in_class:
+        return "`\\d`-style escapes are regex syntax; use a class such as `[0-9]`"
+    if c == "x":
+        return "`\\x` needs at least one hex digit"
+    if c in "uU":
+        return f"`\\{c}` needs exactly {4 if c == 'u' else 8} hex digits"
+    allowed = "\\\" \\' \\? \\\\ \\a \\b \\e \\f \\n \\r \\t \\v \\0 \\xH.. \\uHHHH \\UHHHHHHHH"
+    if in_class:
+        allowed += " and \\^ \\$ \\. \\* \\+ \\? \\( \\) \\[ \\] \\{ \\} \\| \\/ \\-"
+    return f"valid escapes are {allowed}"
+
+
+def tokenize(text: str) -> LexResult:
+    """Scan ``text`` into tokens, collecting lexical diagnostics instead of stopping."""
+    return Lexer(text).run()

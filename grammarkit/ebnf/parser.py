@@ -1,0 +1,651 @@
+"""EBNF text to :class:`~grammarkit.ebnf.ast.GrammarAST`, with every error as a located diagnostic.
+
+Pipeline: :mod:`grammarkit.ebnf.lexer` scans the text; ``syntax.lark`` (an LALR grammar) parses
+each rule definition; a small iterative builder turns Lark trees into AST nodes and checks what
+the grammar's shape cannot (repetition bounds, macro arguments, undefined references).
+
+Diagnostics are returned in the order xgrammar 0.2.8 would meet them (lexical errors, then rule
+names, then the rules in order), so the first one is the error xgrammar reports, at the same
+line and column.
+"""
+
+from __future__ import annotations
+
+import difflib
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from functools import lru_cache
+from importlib import resources
+from typing import Any, ClassVar
+
+from lark import Lark, Tree
+from lark.exceptions import UnexpectedInput, UnexpectedToken
+from lark.lexer import Lexer as LarkLexer
+
+from grammarkit.diagnostics import Diagnostic, error
+from grammarkit.ebnf import ast
+from grammarkit.ebnf.escapes import quote_string
+from grammarkit.ebnf.lexer import CharClassValue, GkToken, tokenize
+
+MAX_NESTING = 1000
+"""Groups nested deeper than this are an error, as in xgrammar."""
+
+_TOKEN_NAMES = {
+    "RULE_NAME": "a rule name",
+    "IDENT": "a rule name",
+    "MACRO": "a macro",
+    "BOOL": "a boolean",
+    "STRING": "a string literal",
+    "CLASS": "a character class",
+    "INT": "an integer",
+    "ASSIGN": "`::=`",
+    "LPAR": "`(`",
+    "LOOKAHEAD": "`(=`",
+    "RPAR": "`)`",
+    "LBRACE": "`{`",
+    "RBRACE": "`}`",
+    "PIPE": "`|`",
+    "COMMA": "`,`",
+    "STAR": "`*`",
+    "PLUS": "`+`",
+    "QMARK": "`?`",
+    "EQUAL": "`=`",
+    "$END": "the end of the rule",
+}
+
+_ELEMENT_START = {"STRING", "CLASS", "IDENT", "MACRO", "LPAR"}
+
+
+class _TokenFeed(LarkLexer):
+    """Hands pre-scanned tokens to Lark."""
+
+    def __init__(self, conf: Any) -> None:
+        pass
+
+    def lex(self, tokens: Any) -> Iterator[GkToken]:  # type: ignore[override]
+        yield from tokens
+
+
+@lru_cache(maxsize=1)
+def _lark() -> Lark:
+    source = resources.files("grammarkit.ebnf").joinpath("syntax.lark").read_text("utf-8")
+    return Lark(source, parser="lalr", lexer=_TokenFeed, start="rule", propagate_positions=True)
+
+
+@dataclass(frozen=True)
+class ParseResult:
+    """The rules that parsed (possibly partial when there are errors) and all diagnostics."""
+
+    ast: ast.GrammarAST
+    diagnostics: list[Diagnostic]
+
+    @property
+    def ok(self) -> bool:
+        return not any(d.is_error for d in self.diagnostics)
+
+
+class _Problems:
+    """Diagnostics with xgrammar's reporting order: (phase, detection token index)."""
+
+    def __init__(self) -> None:
+        self.items: list[tuple[int, int, int, Diagnostic]] = []
+
+    def add(self, phase: int, index: int, diagnostic: Diagnostic) -> None:
+        self.items.append((phase, index, len(self.items), diagnostic))
+
+    def sorted(self) -> list[Diagnostic]:
+        return [d for *_, d in sorted(self.items, key=lambda item: item[:3])]
+
+
+def _span(token: GkToken) -> ast.Span:
+    return ast.Span(token.start, max(token.end, token.start + 1))
+
+
+def parse(text: str, root: str = "root") -> ParseResult:
+    """Parse dialect ``text``; ``root`` names the rule a derivation starts from."""
+    lexed = tokenize(text)
+    tokens = lexed.tokens
+    for i, token in enumerate(tokens):
+        token.seq = i
+    problems = _Problems()
+    for d in lexed.diagnostics:
+        phase = 1 if d.code == "GK109" else 0
+        problems.add(phase, d.span.start if d.span else 0, d)
+
+    names = _rule_names(tokens, root, problems)
+    rules: list[ast.Rule] = []
+    for chunk, follower in _split_rules(tokens, problems):
+        rule = _RuleBuilder(chunk, follower, names, problems).build()
+        if rule is not None:
+            rules.append(rule)
+    comments = tuple(ast.Comment(t, s) for t, s in lexed.comments)
+    return ParseResult(ast.GrammarAST(tuple(rules), comments), problems.sorted())
+
+
+def _rule_names(tokens: list[GkToken], root: str, problems: _Problems) -> set[str]:
+    names: dict[str, GkToken] = {}
+    for i, token in enumerate(tokens):
+        if token.type != "RULE_NAME":
+            continue
+        name = token.payload[0]
+        if name in names:
+            first = names[name]
+            problems.add(2, i, error(
+                "GK104", f"rule `{name}` is defined more than once", _span(token),
+                f"the first definition is at offset {first.start_pos}; rename or merge them "
+                "into one rule with `|`"))
+        else:
+            names[name] = token
+    if root not in names:
+        hint = _did_you_mean(root, names) or (
+            f"define `{root} ::= ...`" if names else f"a grammar needs at least `{root} ::= ...`"
+        )
+        problems.add(3, 0, error("GK105", f"the root rule `{root}` is not defined",
+                                 _span(tokens[0]), hint))
+    return set(names)
+
+
+def _did_you_mean(name: str, candidates: Any) -> str | None:
+    close = difflib.get_close_matches(name, list(candidates), n=1, cutoff=0.6)
+    return f"did you mean `{close[0]}`?" if close else None
+
+
+def _split_rules(tokens: list[GkToken],
+                 problems: _Problems) -> list[tuple[list[GkToken], GkToken]]:
+    """Split the token stream into rule definitions, each with the token that follows it."""
+    chunks: list[tuple[list[GkToken], GkToken]] = []
+    current: list[GkToken] | None = None
+    for token in tokens:
+        if token.type in ("RULE_NAME", "$END"):
+            if current:
+                chunks.append((current, token))
+            if token.type == "$END":
+                break
+            current = [token]
+        elif current is None:
+            problems.add(4, token.seq, error(
+                "GK101", f"expected a rule definition, found `{token.value}`", _span(token),
+                "every definition starts a line with `name ::=`"))
+            current = []  # the rest up to the next rule name is part of this error
+        else:
+            current.append(token)
+    return chunks
+
+
+class _RuleBuilder:
+    """Parses one rule definition and builds its AST node."""
+
+    def __init__(self, tokens: list[GkToken], follower: GkToken, names: set[str],
+                 problems: _Problems):
+        self.tokens = tokens
+        self.follower = follower
+        self.names = names
+        self.problems = problems
+
+    def _add(self, index: int, code: str, message: str, span: ast.Span,
+             hint: str | None = None) -> None:
+        self.problems.add(4, index, error(code, message, span, hint))
+
+    def build(self) -> ast.Rule | None:
+        end = len(self.tokens)
+        tree: Tree | None = None
+        if not self._check_nesting():
+            return None
+        try:
+            tree = _lark().parse(self.tokens)  # lark takes our tokens as its text
+        except UnexpectedToken as exc:
+            end = self._syntax_error(exc)
+        except UnexpectedInput as exc:  # pragma: no cover - other lark failures
+            self._add(self.tokens[-1].seq, "GK101", str(exc), _span(self.tokens[-1]))
+            end = len(self.tokens)
+        self._check_references(self.tokens[:end])
+        for token in self.tokens[:end]:
+            if token.type == "CLASS":
+                for d in token.payload[1]:
+                    self.problems.add(4, token.seq, d)
+        if tree is None:
+            return None
+        return self._rule(tree)
+
+    # -- checks on the token stream --------------------------------------------------------
+    def _check_nesting(self) -> bool:
+        depth = 0
+        macro_depth = 0
+        kinds: list[str] = []
+        for k, token in enumerate(self.tokens):
+            if token.type == "LPAR":
+                after_macro = k > 0 and self.tokens[k - 1].type == "MACRO"
+                if macro_depth or after_macro:
+                    macro_depth += 1
+                    kinds.append("macro")
+                else:
+                    depth += 1
+                    kinds.append("group")
+                    if depth > MAX_NESTING:
+                        prev = self.tokens[k - 1]
+                        self._add(token.seq, "GK111",
+                                  f"groups are nested more than {MAX_NESTING} levels deep",
+                                  _span(prev), "flatten the expression into named rules")
+                        return False
+            elif token.type == "LOOKAHEAD":
+                kinds.append("lookahead")
+            elif token.type == "RPAR" and kinds:
+                kind = kinds.pop()
+                if kind == "macro":
+                    macro_depth -= 1
+                elif kind == "group":
+                    depth -= 1
+        return True
+
+    def _check_references(self, tokens: list[GkToken]) -> None:
+        """Undefined rule references in element position (macro arguments are checked later)."""
+        macro_depth = 0
+        in_braces = False
+        for k, token in enumerate(tokens):
+            kind = token.type
+            if kind == "LPAR" and (macro_depth or (k > 0 and tokens[k - 1].type == "MACRO")):
+                macro_depth += 1
+            elif kind == "RPAR" and macro_depth:
+                macro_depth -= 1
+            elif kind == "LBRACE":
+                in_braces = True
+            elif kind == "RBRACE":
+                in_braces = False
+            elif kind == "IDENT" and not macro_depth and not in_braces:
+                name = token.payload[0]
+                if name not in self.names:
+                    self._undefined(token.seq, name, _span(token))
+
+    def _undefined(self, index: int, name: str, span: ast.Span) -> None:
+        self._add(index, "GK103", f"rule `{name}` is not defined", span,
+                  _did_you_mean(name, self.names) or f"define it with `{name} ::= ...`")
+
+    def _syntax_error(self, exc: UnexpectedToken) -> int:
+        token = exc.token
+        if token.type == "$END":
+            # xgrammar reports the position of whatever follows the rule: the next rule's name
+            # or the end of the text.
+            follower = self.follower
+            index = follower.seq
+            span = _span(follower)
+            found = (f"the next rule `{follower.value}`" if follower.type == "RULE_NAME"
+                     else "the end of the grammar")
+            end = len(self.tokens)
+        else:
+            index = token.seq
+            span = _span(token)
+            found = f"`{token.value}`" if token.value else _TOKEN_NAMES.get(token.type, token.type)
+            end = token.seq - self.tokens[0].seq
+        expected = sorted({_TOKEN_NAMES.get(e, e) for e in exc.expected})
+        message, hint = _explain_syntax(found, expected, exc, self.tokens, end)
+        self._add(index, "GK101", message, span, hint)
+        return end
+
+    # -- tree to AST -------------------------------------------------------------------------
+    def _rule(self, tree: Tree) -> ast.Rule:
+        name_token = tree.children[0]
+        assert isinstance(name_token, GkToken)
+        body = self._expr(tree.children[2])
+        lookahead = None
+        if len(tree.children) > 3:
+            lookahead = self._expr(tree.children[3].children[1])
+        name, attributes = name_token.payload
+        meta = tree.meta
+        return ast.Rule(name, body, lookahead, attributes,
+                        ast.Span(meta.start_pos, meta.end_pos), _span(name_token))
+
+    def _expr(self, tree: Tree) -> ast.Expr:
+        """Build the AST for a ``choices`` subtree, iteratively (trees can be very deep)."""
+        results: dict[int, Any] = {}
+        stack: list[tuple[Any, bool]] = [(tree, False)]
+        while stack:
+            node, ready = stack.pop()
+            if not isinstance(node, Tree):
+                continue
+            if not ready:
+                stack.append((node, True))
+                stack.extend((child, False) for child in reversed(node.children))
+                continue
+            values = [results.pop(id(c)) if isinstance(c, Tree) else c for c in node.children]
+            results[id(node)] = self._handlers[node.data](self, node, values)
+        return results[id(tree)]
+
+    def _meta_span(self, node: Tree) -> ast.Span:
+        return ast.Span(node.meta.start_pos, node.meta.end_pos)
+
+    def _choices(self, node: Tree, values: list[Any]) -> ast.Expr:
+        alternatives = tuple(v for v in values if not isinstance(v, GkToken))
+        if len(alternatives) == 1:
+            return alternatives[0]
+        return ast.Choice(alternatives, self._meta_span(node))
+
+    def _sequence(self, node: Tree, values: list[Any]) -> ast.Expr:
+        if len(values) == 1:
+            return values[0]
+        return ast.Sequence(tuple(values), self._meta_span(node))
+
+    def _item(self, node: Tree, values: list[Any]) -> ast.Expr:
+        if len(values) == 1:
+            return values[0]
+        element, (low, high, op) = values
+        return ast.Repeat(element, low, high, op, self._meta_span(node))
+
+    def _star(self, node: Tree, values: list[Any]) -> tuple[int, int | None, str]:
+        return 0, None, "*"
+
+    def _plus(self, node: Tree, values: list[Any]) -> tuple[int, int | None, str]:
+        return 1, None, "+"
+
+    def _optional(self, node: Tree, values: list[Any]) -> tuple[int, int | None, str]:
+        return 0, 1, "?"
+
+    def _exactly(self, node: Tree, values: list[Any]) -> tuple[int, int | None, str]:
+        return values[1].payload, values[1].payload, "{}"
+
+    def _at_least(self, node: Tree, values: list[Any]) -> tuple[int, int | None, str]:
+        return values[1].payload, None, "{}"
+
+    def _between(self, node: Tree, values: list[Any]) -> tuple[int, int | None, str]:
+        low: int = values[1].payload
+        bound: GkToken = values[3]
+        if bound.type == "IDENT":
+            if bound.value == "-1":
+                return low, None, "{}"
+            self._add(bound.seq, "GK101", f"expected an integer upper bound, found "
+                      f"`{bound.value}`", _span(bound), "write `{m,n}`, or `{m,}` for no bound")
+            return low, None, "{}"
+        high: int = bound.payload
+        if high < low:
+            self._add(bound.seq, "GK110", f"repetition bounds are reversed: {low} > {high}",
+                      _span(bound), f"write `{{{high},{low}}}`")
+            return high, low, "{}"
+        return low, high, "{}"
+
+    def _bound(self, node: Tree, values: list[Any]) -> GkToken:
+        return values[0]
+
+    def _empty_group(self, node: Tree, values: list[Any]) -> ast.Expr:
+        return ast.Sequence((), self._meta_span(node))
+
+    def _group(self, node: Tree, values: list[Any]) -> ast.Expr:
+        return values[1]
+
+    def _string(self, node: Tree, values: list[Any]) -> ast.Expr:
+        token: GkToken = values[0]
+        return ast.Literal(token.payload, _span(token))
+
+    def _char_class(self, node: Tree, values: list[Any]) -> ast.Expr:
+        token: GkToken = values[0]
+        value: CharClassValue = token.payload[0]
+        return ast.CharClass(value.ranges, value.negated, _span(token))
+
+    def _rule_ref(self, node: Tree, values: list[Any]) -> ast.Expr:
+        token: GkToken = values[0]
+        return ast.RuleRef(token.payload[0], _span(token))
+
+    # -- macros ------------------------------------------------------------------------------
+    def _value(self, node: Tree, values: list[Any]) -> Any:
+        value = values[0]
+        if isinstance(value, _Tuple):
+            return value
+        return _Scalar(value.type, value.payload if value.type != "IDENT" else value.payload[0],
+                       value)
+
+    def _tuple(self, node: Tree, values: list[Any]) -> Any:
+        return _Tuple([v for v in values if isinstance(v, (_Scalar, _Tuple))])
+
+    def _named_arg(self, node: Tree, values: list[Any]) -> Any:
+        return (values[0].payload[0], values[2])
+
+    def _positional_arg(self, node: Tree, values: list[Any]) -> Any:
+        return (None, values[0])
+
+    def _macro_args(self, node: Tree, values: list[Any]) -> Any:
+        return [v for v in values if isinstance(v, tuple)]
+
+    def _macro(self, node: Tree, values: list[Any]) -> ast.Expr:
+        name_token: GkToken = values[0]
+        lpar: GkToken = values[1]
+        rpar: GkToken = values[-1]
+        args = values[2] if len(values) == 4 else []
+        positional = [v for k, v in args if k is None]
+        named: dict[str, Any] = {}
+        for k, v in args:
+            if k is not None:
+                named[k] = v
+        span = self._meta_span(node)
+        macro = _Macro(self, name_token.payload[0], positional, named, _span(lpar), rpar.seq,
+                       span)
+        return macro.build()
+
+    _handlers: ClassVar[dict[str, Callable[[_RuleBuilder, Tree, list[Any]], Any]]] = {}
+
+
+@dataclass
+class _Scalar:
+    kind: str  # STRING | INT | BOOL | IDENT
+    value: Any
+    token: GkToken
+
+
+@dataclass
+class _Tuple:
+    items: list[Any]
+
+
+class _MacroError(Exception):
+    pass
+
+
+class _Macro:
+    """Checks one macro call's arguments with xgrammar's rules and messages."""
+
+    def __init__(self, builder: _RuleBuilder, name: str, positional: list[Any],
+                 named: dict[str, Any], at: ast.Span, index: int, span: ast.Span):
+        self.builder = builder
+        self.name = name
+        self.positional = positional
+        self.named = named
+        self.at = at
+        self.seq = index
+        self.span = span
+
+    def fail(self, message: str, hint: str | None = None) -> _MacroError:
+        self.builder._add(self.seq, "GK112", message, self.at, hint)
+        return _MacroError(message)
+
+    def build(self) -> ast.Expr:
+        try:
+            return getattr(self, "_" + self.name.lower())()
+        except _MacroError:
+            return ast.Sequence((), self.span)
+
+    def _only_named(self, allowed: set[str]) -> None:
+        for key in self.named:
+            if key not in allowed:
+                options = ", ".join(sorted(allowed)) or "none"
+                raise self.fail(f"unknown named argument `{key}` for {self.name}",
+                                f"{self.name} accepts: {options}")
+
+    def _rule_name(self, value: Any) -> str:
+        if not (isinstance(value, _Scalar) and value.kind == "IDENT"):
+            raise self.fail("rule reference must be a rule name", "write `(\"tag\", rule_name)`")
+        name: str = value.value
+        if name not in self.builder.names:
+            self.builder._undefined(self.seq, name, _span(value.token))
+            raise _MacroError(name)
+        return name
+
+    def _bool(self, key: str, default: bool) -> bool:
+        value = self.named.get(key)
+        if value is None:
+            return default
+        if not (isinstance(value, _Scalar) and value.kind == "BOOL"):
+            raise self.fail(f"`{key}` must be `true` or `false`")
+        return bool(value.value)
+
+    def _ids(self, what: str) -> tuple[int, ...]:
+        if self.named:
+            raise self.fail(f"{what}() does not accept named arguments")
+        if not self.positional:
+            raise self.fail(f"{what}() requires at least one token id", f"write `{what}(42)`")
+        ids = []
+        for value in self.positional:
+            if not (isinstance(value, _Scalar) and value.kind == "INT"):
+                raise self.fail(f"{what}() arguments must be non-negative integer token ids")
+            ids.append(value.value)
+        return tuple(sorted(set(ids)))
+
+    def _token(self) -> ast.Expr:
+        return ast.TokenSet(self._ids("Token"), False, self.span)
+
+    def _excludetoken(self) -> ast.Expr:
+        return ast.TokenSet(self._ids("ExcludeToken"), True, self.span)
+
+    def _tagdispatch(self) -> ast.Expr:
+        self._only_named({"loop_after_dispatch", "excludes"})
+        tags = []
+        for value in self.positional:
+            if not isinstance(value, _Tuple):
+                raise self.fail("each TagDispatch argument must be a (tag, rule) pair",
+                                'write `("<tag>", rule_name)`')
+            if len(value.items) != 2:
+                raise self.fail("each TagDispatch argument must be a pair (tag, rule)")
+            tag = value.items[0]
+            if not (isinstance(tag, _Scalar) and tag.kind == "STRING" and tag.value):
+                raise self.fail("a tag must be a non-empty string literal")
+            tags.append((tag.value, self._rule_name(value.items[1])))
+        loop = self._bool("loop_after_dispatch", True)
+        excludes: list[str] = []
+        if "excludes" in self.named:
+            value = self.named["excludes"]
+            if not isinstance(value, _Tuple):
+                raise self.fail("`excludes` must be a tuple of strings", 'write `excludes=("s",)`')
+            for item in value.items:
+                if not (isinstance(item, _Scalar) and item.kind == "STRING" and item.value):
+                    raise self.fail("each exclude must be a non-empty string literal")
+                excludes.append(item.value)
+        for exclude in excludes:
+            for tag, _ in tags:
+                if tag.startswith(exclude):
+                    raise self.fail(f"exclude {quote_string(exclude)} is a prefix of tag "
+                                    f"{quote_string(tag)}", "the tag could never be matched")
+        return ast.TagDispatch(tuple(tags), loop, tuple(excludes), self.span)
+
+    def _tokentagdispatch(self) -> ast.Expr:
+        self._only_named({"loop_after_dispatch", "excludes"})
+        tags = []
+        for value in self.positional:
+            if not (isinstance(value, _Tuple) and len(value.items) == 2):
+                raise self.fail("each TokenTagDispatch argument must be a pair (token_id, rule)")
+            trigger = value.items[0]
+            if not (isinstance(trigger, _Scalar) and trigger.kind == "INT"):
+                raise self.fail("a trigger token id must be a non-negative integer")
+            tags.append((int(trigger.value), self._rule_name(value.items[1])))
+        loop = self._bool("loop_after_dispatch", True)
+        excludes: list[int] = []
+        if "excludes" in self.named:
+            value = self.named["excludes"]
+            if not isinstance(value, _Tuple):
+                raise self.fail("`excludes` must be a tuple of token ids")
+            for item in value.items:
+                if not (isinstance(item, _Scalar) and item.kind == "INT"):
+                    raise self.fail("an exclude token id must be a non-negative integer")
+                excludes.append(int(item.value))
+        for exclude in excludes:
+            if any(tid == exclude for tid, _ in tags):
+                raise self.fail(f"token id {exclude} is both a trigger and excluded")
+        return ast.TokenTagDispatch(tuple(tags), loop, tuple(excludes), self.span)
+
+    def _regex(self) -> ast.Expr:
+        if len(self.positional) != 1:
+            raise self.fail("Regex() takes exactly one pattern string", 'write `Regex("[a-z]+")`')
+        pattern = self.positional[0]
+        if not (isinstance(pattern, _Scalar) and pattern.kind == "STRING"):
+            raise self.fail("the Regex() pattern must be a string literal")
+        self._only_named({"json_string", "flags"})
+        json_string = self._bool("json_string", False)
+        flags = ""
+        if "flags" in self.named:
+            value = self.named["flags"]
+            if not (isinstance(value, _Scalar) and value.kind == "STRING"):
+                raise self.fail("`flags` must be a string literal")
+            flags = value.value
+        return ast.RegexMacro(pattern.value, json_string, flags, self.span)
+
+    def _substring(self) -> ast.Expr:
+        if self.named:
+            raise self.fail("Substring() does not accept named arguments")
+        strings = []
+        for value in self.positional:
+            if not (isinstance(value, _Scalar) and value.kind == "STRING"):
+                raise self.fail("Substring() arguments must be strings")
+            strings.append(value.value)
+        return ast.Substring(tuple(strings), self.span)
+
+
+_RuleBuilder._handlers = {
+    "choices": _RuleBuilder._choices,
+    "sequence": _RuleBuilder._sequence,
+    "item": _RuleBuilder._item,
+    "star": _RuleBuilder._star,
+    "plus": _RuleBuilder._plus,
+    "optional": _RuleBuilder._optional,
+    "exactly": _RuleBuilder._exactly,
+    "at_least": _RuleBuilder._at_least,
+    "between": _RuleBuilder._between,
+    "bound": _RuleBuilder._bound,
+    "empty_group": _RuleBuilder._empty_group,
+    "group": _RuleBuilder._group,
+    "string": _RuleBuilder._string,
+    "char_class": _RuleBuilder._char_class,
+    "rule_ref": _RuleBuilder._rule_ref,
+    "macro": _RuleBuilder._macro,
+    "macro_args": _RuleBuilder._macro_args,
+    "named_arg": _RuleBuilder._named_arg,
+    "positional_arg": _RuleBuilder._positional_arg,
+    "value": _RuleBuilder._value,
+    "tuple": _RuleBuilder._tuple,
+}
+
+
+def _explain_syntax(found: str, expected: list[str], exc: UnexpectedToken,
+                    tokens: list[GkToken], end: int) -> tuple[str, str | None]:
+    prev = tokens[end - 1] if end > 0 else None
+    token = exc.token
+    if prev is not None and prev.type in ("STAR", "PLUS", "QMARK", "RBRACE") and token.type in (
+        "STAR", "PLUS", "QMARK", "LBRACE"
+    ):
+        return (f"a second quantifier {found} follows `{prev.value}`",
+                "only one postfix operator per element; group it: `(x+)?`")
+    if token.type == "LOOKAHEAD" or (prev is not None and _ends_lookahead(tokens, end)):
+        return (f"unexpected {found} after the lookahead",
+                "a lookahead `(= ...)` may appear once, at the very end of a rule body")
+    if token.type == "LOOKAHEAD":
+        return ("a lookahead `(= ...)` must end the rule body", None)
+    if prev is not None and prev.type in ("ASSIGN", "PIPE") and token.type in (
+        "$END", "PIPE", "RPAR", "LOOKAHEAD"
+    ):
+        what = "an empty rule body" if prev.type == "ASSIGN" else "an empty alternative"
+        return (f"expected an element, found {found}",
+                f"{what} is not allowed; write `\"\"` to match the empty string")
+    if token.type == "BOOL":
+        return (f"expected an element, found {found}",
+                "`true` and `false` are reserved words; rename the rule")
+    shown = ", ".join(expected[:8])
+    return (f"unexpected {found}; expected {'one of ' if len(expected) > 1 else ''}{shown}", None)
+
+
+def _ends_lookahead(tokens: list[GkToken], end: int) -> bool:
+    depth = 0
+    for k in range(end - 1, -1, -1):
+        kind = tokens[k].type
+        if kind == "RPAR":
+            depth += 1
+        elif kind in ("LPAR", "LOOKAHEAD"):
+            depth -= 1
+            if depth == 0:
+                return kind == "LOOKAHEAD" and tokens[end - 1].type == "RPAR"
+        if depth <= 0:
+            return False
+    return False

@@ -1,0 +1,175 @@
+"""``Grammar``: the immutable, checked grammar value, its constructors and exporters."""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field
+from functools import cached_property
+from typing import TYPE_CHECKING, Any
+
+from grammarkit.diagnostics import Diagnostic, GrammarError
+from grammarkit.ebnf import ast
+from grammarkit.source import SourceText
+
+if TYPE_CHECKING:
+    from grammarkit.automata.compiled import CompiledGrammar
+    from grammarkit.automata.earley import Explanation
+
+
+@dataclass(frozen=True, eq=False)
+class Grammar:
+    """A checked grammar in the XGrammar dialect.
+
+    Build one with :meth:`from_ebnf`, :meth:`from_json_schema`, :meth:`from_regex` or
+    :meth:`from_gbnf`; it never changes afterwards.
+
+    Attributes
+    ----------
+    ast
+        The grammar's rules.
+    root
+        The name of the rule a derivation starts from.
+    source
+        The EBNF text it was parsed from, when there was one.
+    warnings
+        Non-fatal diagnostics found while building it (e.g. relaxed JSON Schema keywords).
+    """
+
+    ast: ast.GrammarAST
+    root: str = "root"
+    source: SourceText | None = None
+    warnings: tuple[Diagnostic, ...] = field(default=())
+
+    # -- constructors ----------------------------------------------------------------------
+    @classmethod
+    def from_ebnf(cls, text: str | bytes, root: str = "root", *, path: str | None = None) -> Grammar:
+        """Parse and check EBNF ``text``.
+
+        Raises
+        ------
+        GrammarError
+            With every error found (not only the first), each located by line and column.
+        """
+        from grammarkit.ebnf.parser import parse
+
+        source = SourceText(decode_source(text), path or "<string>")
+        result = parse(source.text, root)
+        diagnostics = [d.with_source(source) for d in result.diagnostics]
+        if not result.ok:
+            raise GrammarError(diagnostics)
+        return cls(result.ast, root, source, tuple(diagnostics))
+
+    @classmethod
+    def from_json_schema(
+        cls,
+        schema: Any,
+        *,
+        whitespace: str = "flexible",
+        indent: int | None = None,
+        separators: tuple[str, str] | None = None,
+        strict: bool = False,
+        property_order: str = "schema",
+        lenient: bool = False,
+    ) -> Grammar:
+        """Convert a JSON Schema (dict, JSON text, path, or pydantic model class).
+
+        Raises
+        ------
+        SchemaError
+            For invalid schemas, and for keywords no grammar can enforce unless ``lenient``.
+        """
+        from grammarkit.convert.json_schema import convert_schema
+
+        grammar_ast, warnings = convert_schema(
+            schema,
+            whitespace=whitespace,
+            indent=indent,
+            separators=separators,
+            strict=strict,
+            property_order=property_order,
+            lenient=lenient,
+        )
+        return cls(grammar_ast, "root", None, tuple(warnings))
+
+    @classmethod
+    def from_regex(cls, pattern: str, *, flavor: str = "ecma") -> Grammar:
+        """A grammar matching exactly the strings the regular expression matches in full."""
+        from grammarkit.convert.regex import regex_to_grammar
+
+        return cls(regex_to_grammar(pattern, flavor=flavor), "root")
+
+    @classmethod
+    def from_gbnf(cls, text: str, root: str = "root") -> Grammar:
+        """Read a llama.cpp GBNF grammar."""
+        from grammarkit.convert.gbnf import from_gbnf
+
+        return cls(from_gbnf(text, root=root), root)
+
+    # -- exporters -------------------------------------------------------------------------
+    def to_ebnf(self) -> str:
+        """Canonical XGrammar-dialect text; xgrammar accepts it unchanged."""
+        from grammarkit.ebnf.printer import print_grammar
+
+        return print_grammar(self.ast)
+
+    def to_gbnf(self) -> str:
+        """llama.cpp GBNF text."""
+        from grammarkit.convert.gbnf import to_gbnf
+
+        return to_gbnf(self.ast, self.root)
+
+    def to_lark(self) -> str:
+        """Lark (and llguidance) grammar text."""
+        from grammarkit.convert.lark import to_lark
+
+        return to_lark(self.ast, self.root)
+
+    def __str__(self) -> str:
+        return self.to_ebnf()
+
+    # -- recognition -----------------------------------------------------------------------
+    @cached_property
+    def compiled(self) -> CompiledGrammar:
+        """The byte-level automata for this grammar (built on first use)."""
+        from grammarkit.automata.compiler import compile_grammar
+
+        return compile_grammar(self.ast, self.root)
+
+    def matches(self, text: str | bytes) -> bool:
+        """Whether the whole of ``text`` is in the grammar's language (xgrammar's verdict)."""
+        from grammarkit.automata.earley import Recognizer
+
+        data = text.encode("utf-8", "surrogatepass") if isinstance(text, str) else bytes(text)
+        return Recognizer(self.compiled).matches(data)
+
+    def explain(self, text: str | bytes) -> Explanation | None:
+        """``None`` if ``text`` matches; otherwise where matching fails and what was expected."""
+        from grammarkit.automata.earley import Recognizer
+
+        data = text.encode("utf-8", "surrogatepass") if isinstance(text, str) else bytes(text)
+        return Recognizer(self.compiled).explain(data)
+
+    @property
+    def rule_names(self) -> list[str]:
+        """Rule names in definition order."""
+        return [rule.name for rule in self.ast.rules]
+
+
+def decode_source(text: str | bytes) -> str:
+    """Grammar text as ``str``; undecodable bytes survive as lone surrogates (then diagnosed)."""
+    if isinstance(text, (bytes, bytearray, memoryview)):
+        return bytes(text).decode("utf-8", "surrogateescape")
+    return text
+
+
+def read_source(path: str | os.PathLike[str]) -> SourceText:
+    """Read a grammar file (``-`` for standard input) as a :class:`SourceText`."""
+    import sys
+
+    if str(path) == "-":
+        return SourceText(decode_source(sys.stdin.buffer.read()), "<stdin>")
+    with open(path, "rb") as f:
+        return SourceText(decode_source(f.read()), str(path))
+
+
+__all__ = ["Grammar", "GrammarError", "decode_source", "read_source"]

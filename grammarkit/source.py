@@ -1,0 +1,62 @@
+"""Source texts and positions: character offsets to 1-based line and column (and byte column)."""
+
+from __future__ import annotations
+
+import bisect
+from dataclasses import dataclass, field
+
+
+@dataclass(frozen=True)
+class Position:
+    """A 1-based line and column; ``byte_column`` counts UTF-8 bytes as xgrammar does."""
+
+    line: int
+    column: int
+    byte_column: int
+
+
+@dataclass(frozen=True)
+class SourceText:
+    """A text with a name (a path, ``<stdin>`` or ``<string>``) and a line index.
+
+    Line breaks are ``\\n``, ``\\r\\n`` and a lone ``\\r``, as in xgrammar's lexer.
+    """
+
+    text: str
+    path: str = "<string>"
+    _line_starts: list[int] = field(init=False, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        starts = [0]
+        text = self.text
+        i = 0
+        n = len(text)
+        while i < n:
+            c = text[i]
+            if c == "\n":
+                starts.append(i + 1)
+            elif c == "\r":
+                if i + 1 < n and text[i + 1] == "\n":
+                    i += 1
+                starts.append(i + 1)
+            i += 1
+        object.__setattr__(self, "_line_starts", starts)
+
+    def position(self, offset: int) -> Position:
+        """The line and column of character ``offset``."""
+        offset = max(0, min(offset, len(self.text)))
+        index = bisect.bisect_right(self._line_starts, offset) - 1
+        start = self._line_starts[index]
+        prefix = self.text[start:offset]
+        byte_column = len(prefix.encode("utf-8", "surrogatepass")) + 1
+        return Position(index + 1, offset - start + 1, byte_column)
+
+    def line_text(self, line: int) -> str:
+        """The text of 1-based ``line`` without its line break."""
+        start = self._line_starts[line - 1]
+        end = self._line_starts[line] if line < len(self._line_starts) else len(self.text)
+        return self.text[start:end].rstrip("\r\n")
+
+    def offset(self, line: int, column: int) -> int:
+        """The character offset of a 1-based line and character column."""
+        return self._line_starts[line - 1] + column - 1
