@@ -70,12 +70,13 @@ class Vocabulary:
                 f"{source}: vocab_size={size} would drop {len(dropped)} ordinary tokens "
                 f"(the tokenizer has {len(token_list)} ids)"
             )
+        trimmed = range(size, len(token_list))
         del token_list[size:]
         token_list.extend([b""] * (size - len(token_list)))
-        out_of_range = sorted(i for i in special if not 0 <= i < size)
-        if out_of_range and vocab_size is None:
+        out_of_range = sorted(i for i in special if not 0 <= i < size and i not in trimmed)
+        if out_of_range:
             raise VocabularyError(f"{source}: special/stop ids out of range: {out_of_range[:5]}")
-        special.difference_update(out_of_range)
+        special.difference_update(trimmed)
         special.update(i for i, token in enumerate(token_list) if not token)
         self._tokens: tuple[bytes, ...] = tuple(token_list)
         self._special_ids = frozenset(special)

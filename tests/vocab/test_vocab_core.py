@@ -66,6 +66,8 @@ def test_bad_arguments() -> None:
         Vocabulary.from_tokens(["a", "b"])  # type: ignore[list-item]
     with pytest.raises(VocabularyError, match=r"out of range: \[10\]"):
         Vocabulary(TOKENS, special_ids=[10])
+    with pytest.raises(VocabularyError, match=r"out of range: \[-1\]"):
+        Vocabulary(TOKENS, stop_ids=[-1], vocab_size=12)
     vocab = Vocabulary.from_tokens(TOKENS)
     with pytest.raises(IndexError):
         vocab.token_bytes(len(TOKENS))
