@@ -1,0 +1,121 @@
+"""Iterative graph algorithms behind the grammar analyses, linear in nodes plus edges.
+
+Graphs are adjacency lists over nodes ``0..n-1``; nothing here recurses, so depth is unbounded.
+"""
+
+from __future__ import annotations
+
+import enum
+from collections.abc import Sequence
+
+from grammarkit.analysis.charset import EMPTY, CharSet
+
+
+def strongly_connected_components(successors: Sequence[Sequence[int]]) -> list[list[int]]:
+    """Tarjan's strongly connected components, each listed after every component it reaches."""
+    count = len(successors)
+    index = [-1] * count
+    low = [0] * count
+    on_stack = [False] * count
+    stack: list[int] = []
+    components: list[list[int]] = []
+    counter = 0
+    for start in range(count):
+        if index[start] != -1:
+            continue
+        index[start] = low[start] = counter
+        counter += 1
+        stack.append(start)
+        on_stack[start] = True
+        work = [(start, 0)]
+        while work:
+            node, position = work[-1]
+            edges = successors[node]
+            if position < len(edges):
+                work[-1] = (node, position + 1)
+                target = edges[position]
+                if index[target] == -1:
+                    index[target] = low[target] = counter
+                    counter += 1
+                    stack.append(target)
+                    on_stack[target] = True
+                    work.append((target, 0))
+                elif on_stack[target]:
+                    low[node] = min(low[node], index[target])
+                continue
+            work.pop()
+            if work:
+                parent = work[-1][0]
+                low[parent] = min(low[parent], low[node])
+            if low[node] == index[node]:
+                component: list[int] = []
+                while True:
+                    member = stack.pop()
+                    on_stack[member] = False
+                    component.append(member)
+                    if member == node:
+                        break
+                components.append(component)
+    return components
+
+
+def is_cyclic(component: Sequence[int], successors: Sequence[Sequence[int]]) -> bool:
+    """Whether a strongly connected component contains a cycle (several nodes or a self-loop)."""
+    return len(component) > 1 or component[0] in successors[component[0]]
+
+
+def union_fixpoint(successors: Sequence[Sequence[int]], constants: Sequence[CharSet]) -> list[CharSet]:
+    """The least sets with ``value[v] ⊇ constants[v]`` and ``value[v] ⊇ value[w]`` per edge v→w."""
+    values: list[CharSet] = [EMPTY] * len(successors)
+    for component in strongly_connected_components(successors):
+        members = set(component)
+        value = EMPTY
+        for node in component:
+            value = value.union(constants[node])
+            for target in successors[node]:
+                if target not in members:
+                    value = value.union(values[target])
+        for node in component:
+            values[node] = value
+    return values
+
+
+class Gate(enum.Enum):
+    """How a node's truth follows from its successors' in :func:`boolean_fixpoint`."""
+
+    TRUE = "true"
+    FALSE = "false"
+    ALL = "all"
+    ANY = "any"
+
+
+def boolean_fixpoint(successors: Sequence[Sequence[int]], gates: Sequence[Gate]) -> list[bool]:
+    """The least solution of ``v = gate(v)(values of successors)``, by counting (Horn clauses)."""
+    count = len(successors)
+    predecessors: list[list[int]] = [[] for _ in range(count)]
+    for node, targets in enumerate(successors):
+        for target in targets:
+            predecessors[target].append(node)
+    missing = [0] * count
+    ready: list[int] = []
+    for node, gate in enumerate(gates):
+        if gate is Gate.TRUE or (gate is Gate.ALL and not successors[node]):
+            ready.append(node)
+        elif gate is Gate.ALL:
+            missing[node] = len(successors[node])
+        elif gate is Gate.ANY:
+            missing[node] = 1
+        else:
+            missing[node] = -1
+    values = [False] * count
+    for node in ready:
+        values[node] = True
+    while ready:
+        node = ready.pop()
+        for parent in predecessors[node]:
+            if missing[parent] > 0:
+                missing[parent] -= 1
+                if missing[parent] == 0:
+                    values[parent] = True
+                    ready.append(parent)
+    return values

@@ -1,0 +1,78 @@
+"""The linter: parse errors plus the GK2xx warnings of :mod:`grammarkit.analysis.rules`."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from grammarkit.analysis.rules import RULES, LintContext
+from grammarkit.analysis.selection import enabled_codes
+from grammarkit.analysis.suppression import Suppressions
+from grammarkit.diagnostics import Diagnostic
+from grammarkit.ebnf import ast
+from grammarkit.ebnf.parser import parse
+from grammarkit.source import SourceText
+
+
+def lint(
+    text: str | bytes,
+    path: str | None = None,
+    *,
+    root: str = "root",
+    select: Sequence[str] | None = None,
+    ignore: Sequence[str] | None = None,
+) -> list[Diagnostic]:
+    """Every diagnostic for grammar ``text``: its errors, then (if it has none) lint warnings.
+
+    Parameters
+    ----------
+    text
+        The grammar; bytes are read as UTF-8 (invalid bytes are reported, not raised).
+    path
+        The name shown in rendered diagnostics (default ``<string>``).
+    root
+        The rule derivations start from.
+    select, ignore
+        Code prefixes of the warnings to run or skip, as in ruff (``GK2``, ``GK205``, ``ALL``).
+        Errors are always reported, and ``# grammarkit: ignore[...]`` comments cannot hide them.
+
+    Returns
+    -------
+    list[Diagnostic]
+        Attached to the text, so each renders with line, column and a caret snippet.
+
+    Raises
+    ------
+    ValueError
+        For a malformed ``select`` or ``ignore`` entry.
+    """
+    codes = enabled_codes((rule.code for rule in RULES), select, ignore)
+    if isinstance(text, (bytes, bytearray, memoryview)):
+        text = bytes(text).decode("utf-8", "surrogateescape")
+    source = SourceText(text, path or "<string>")
+    result = parse(text, root)
+    diagnostics = list(result.diagnostics)
+    if result.ok:
+        warnings = _run(LintContext(result.ast, root, source), codes)
+        diagnostics.extend(Suppressions(result.ast, source).filter(warnings))
+    return [d.with_source(source) for d in diagnostics]
+
+
+def lint_grammar_ast(
+    grammar: ast.GrammarAST,
+    root: str,
+    *,
+    select: Sequence[str] | None = None,
+    ignore: Sequence[str] | None = None,
+) -> list[Diagnostic]:
+    """Lint warnings for an already built grammar (no text: spans may be ``None``).
+
+    Rules that need the grammar's text (GK212) do not run. ``select`` and ``ignore`` work as in
+    :func:`lint`.
+    """
+    return _run(LintContext(grammar, root), enabled_codes((r.code for r in RULES), select, ignore))
+
+
+def _run(context: LintContext, codes: Sequence[str]) -> list[Diagnostic]:
+    wanted = set(codes)
+    found = [d for rule in RULES if rule.code in wanted for d in rule.check(context)]
+    return sorted(found, key=lambda d: (d.span.start if d.span else -1, d.code))

@@ -1,0 +1,524 @@
+"""The lint rules: grammars xgrammar accepts but that are almost surely wrong.
+
+Each rule is a small generator function registered with a stable code (``GK2xx``) and a kebab-case
+name; docs/diagnostics.md documents every one with a bad and a fixed example. A rule points at the
+offending sub-expression and gives a one-line hint.
+"""
+
+from __future__ import annotations
+
+import re
+from collections import deque
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from functools import cached_property
+
+from grammarkit.analysis.charset import END, CharSet
+from grammarkit.analysis.graph import is_cyclic, strongly_connected_components
+from grammarkit.analysis.properties import GrammarProperties, class_charset
+from grammarkit.diagnostics import Diagnostic, Severity, warning
+from grammarkit.ebnf import ast
+from grammarkit.ebnf.escapes import class_char, decode_escape
+from grammarkit.ebnf.lexer import tokenize
+from grammarkit.source import SourceText
+
+HUGE_BOUND = 10_000
+"""Repetition bounds above this are reported (GK210)."""
+
+INT32_MAX = 2**31 - 1
+"""xgrammar 0.2.8 stores repetition bounds as 32-bit integers."""
+
+WHITESPACE = CharSet.of_string(" \t\n\r")
+
+_LONG_HEX_ESCAPE = re.compile(r"\\x[0-9a-fA-F]{3}")
+
+
+@dataclass
+class LintContext:
+    """What a rule may look at: the grammar, its root, shared analyses and, if known, the text."""
+
+    grammar: ast.GrammarAST
+    root: str
+    source: SourceText | None = None
+
+    @cached_property
+    def properties(self) -> GrammarProperties:
+        return GrammarProperties(self.grammar, self.root)
+
+    def where(self, span: ast.Span | None) -> str:
+        """`` (line L, column C)`` for a span when the text is known, else ``""``."""
+        if span is None or self.source is None:
+            return ""
+        position = self.source.position(span.start)
+        return f" (line {position.line}, column {position.column})"
+
+    def skip_space(self, span: ast.Span) -> ast.Span:
+        """``span`` without the whitespace it starts with, when the text is known."""
+        if self.source is None:
+            return span
+        text = self.source.text
+        start = span.start
+        while start < span.end - 1 and text[start] in " \t\r\n":
+            start += 1
+        return ast.Span(start, span.end)
+
+
+@dataclass(frozen=True)
+class LintRule:
+    """A registered rule: ``check`` yields its diagnostics for one grammar."""
+
+    code: str
+    name: str
+    check: Callable[[LintContext], Iterator[Diagnostic]]
+
+
+RULES: list[LintRule] = []
+"""Every lint rule, in code order."""
+
+
+def _rule(code: str, name: str) -> Callable[
+    [Callable[[LintContext], Iterator[Diagnostic]]], Callable[[LintContext], Iterator[Diagnostic]]
+]:
+    def register(
+        check: Callable[[LintContext], Iterator[Diagnostic]],
+    ) -> Callable[[LintContext], Iterator[Diagnostic]]:
+        RULES.append(LintRule(code, name, check))
+        return check
+
+    return register
+
+
+def _name_span(rule: ast.Rule) -> ast.Span | None:
+    if rule.name_span is None:
+        return None
+    return ast.Span(rule.name_span.start, rule.name_span.start + len(rule.name))
+
+
+def _loop_spelling(repeat: ast.Repeat) -> str:
+    if repeat.op in ("*", "+", "?"):
+        return repeat.op
+    if repeat.max is None:
+        return f"{{{repeat.min},}}"
+    if repeat.min == repeat.max:
+        return f"{{{repeat.min}}}"
+    return f"{{{repeat.min},{repeat.max}}}"
+
+
+def _range_text(low: int, high: int) -> str:
+    return class_char(low) if low == high else f"{class_char(low)}-{class_char(high)}"
+
+
+# -- GK201 ---------------------------------------------------------------------------------------
+@_rule("GK201", "unreachable-rule")
+def unreachable_rule(ctx: LintContext) -> Iterator[Diagnostic]:
+    """A rule that no derivation from the root can use."""
+    rules = ctx.properties.graph.rules
+    if ctx.root not in rules:
+        return
+    reachable = ctx.properties.reachable
+    for name, rule in rules.items():
+        if name not in reachable:
+            yield warning(
+                "GK201", f"rule `{name}` is never used: it is not reachable from `{ctx.root}`",
+                _name_span(rule), f"remove it, or reference it from a rule `{ctx.root}` uses")
+
+
+# -- GK202 ---------------------------------------------------------------------------------------
+def _blocking_elements(props: GrammarProperties, name: str) -> Iterator[int]:
+    """The rule references and empty classes that keep rule ``name`` from ever completing.
+
+    Walks the rule's body through unproductive nodes only, so every element found lies on every
+    attempt to finish the rule; pre-order, so the leftmost comes first.
+    """
+    graph, productive = props.graph, props.productive
+    start = graph.body[name]
+    if productive[start]:
+        return
+    seen = {start}
+    stack = [start]
+    while stack:
+        node = stack.pop()
+        expr = graph.nodes[node]
+        if node in graph.target or isinstance(expr, ast.CharClass):
+            yield node
+            continue
+        for kid in reversed(graph.children[node]):
+            if not productive[kid] and kid not in seen:
+                seen.add(kid)
+                stack.append(kid)
+
+
+@_rule("GK202", "no-finite-derivation")
+def no_finite_derivation(ctx: LintContext) -> Iterator[Diagnostic]:
+    """Rules that can never complete because every way to finish them recurses again.
+
+    Reported at the recursive reference of each such rule, and for the root rule whenever it
+    accepts nothing at all, at the element in its body that blocks it.
+    """
+    props = ctx.properties
+    graph = props.graph
+    blocking = {name: list(_blocking_elements(props, name)) for name in graph.rules}
+    stuck = [name for name, found in blocking.items() if not props.productive[graph.body[name]]]
+    number = {name: k for k, name in enumerate(stuck)}
+    refs = {
+        name: [(node, graph.target_rule[node]) for node in blocking[name] if node in graph.target]
+        for name in stuck
+    }
+    successors = [[number[target] for _, target in refs[name]] for name in stuck]
+    cycle_of: dict[str, int] = {}
+    for k, component in enumerate(strongly_connected_components(successors)):
+        if is_cyclic(component, successors):
+            for member in component:
+                cycle_of[stuck[member]] = k
+    for name in stuck:
+        if name not in cycle_of:
+            continue
+        node, target = next((n, t) for n, t in refs[name] if cycle_of.get(t) == cycle_of[name])
+        reason = ("without recursing into itself" if target == name else
+                  f"without `{target}`, which leads back to `{name}`")
+        yield warning(
+            "GK202", f"rule `{name}` can never complete: it cannot finish {reason}",
+            graph.nodes[node].span,
+            f"add a base case: an alternative of `{name}` that does not lead back to it")
+    if ctx.root in number and ctx.root not in cycle_of:
+        yield _root_accepts_nothing(ctx, blocking, cycle_of)
+
+
+def _root_accepts_nothing(ctx: LintContext, blocking: dict[str, list[int]],
+                          cycle_of: dict[str, int]) -> Diagnostic:
+    graph = ctx.properties.graph
+    message = f"the root rule `{ctx.root}` accepts no string"
+    hint = "fix the cause first; until then every input is rejected"
+    if not blocking[ctx.root]:
+        return warning("GK202", message, _name_span(graph.rules[ctx.root]), hint)
+    culprit = blocking[ctx.root][0]
+    cause = culprit
+    seen = {ctx.root}
+    while cause in graph.target:
+        name = graph.target_rule[cause]
+        if name in cycle_of or name in seen or not blocking[name]:
+            break
+        seen.add(name)
+        cause = blocking[name][0]
+    expr = graph.nodes[cause]
+    if isinstance(expr, ast.RuleRef):
+        why = f"`{expr.name}` can never complete"
+    else:
+        why = f"an empty character class{ctx.where(expr.span)} matches nothing"
+    return warning("GK202", f"{message}: {why}", graph.nodes[culprit].span, hint)
+
+
+# -- GK203 ---------------------------------------------------------------------------------------
+@_rule("GK203", "root-matches-only-empty")
+def root_matches_only_empty(ctx: LintContext) -> Iterator[Diagnostic]:
+    """A root rule whose whole language is the empty string."""
+    props = ctx.properties
+    if ctx.root not in props.graph.body:
+        return
+    body = props.graph.body[ctx.root]
+    if props.productive[body] and not props.nonempty[body]:
+        yield warning(
+            "GK203", f"the root rule `{ctx.root}` matches only the empty string",
+            props.graph.nodes[body].span,
+            "give it something to match; look for `\"\"`, `()` or `{0}` standing in for content")
+
+
+# -- GK204 ---------------------------------------------------------------------------------------
+@_rule("GK204", "empty-class")
+def empty_class(ctx: LintContext) -> Iterator[Diagnostic]:
+    """A character class that matches no character (``[]``); ``[^]`` matches any and is fine."""
+    for expr in ctx.properties.graph.nodes:
+        if isinstance(expr, ast.CharClass) and not class_charset(expr):
+            what = "excludes every character" if expr.negated else "is empty"
+            yield warning(
+                "GK204", f"this character class {what}, so it matches nothing", expr.span,
+                "list the characters it should match; `[^]` matches any character")
+
+
+# -- GK205 ---------------------------------------------------------------------------------------
+@_rule("GK205", "nullable-loop-body")
+def nullable_loop_body(ctx: LintContext) -> Iterator[Diagnostic]:
+    """An unbounded loop whose body can match the empty string."""
+    props = ctx.properties
+    graph = props.graph
+    for node, expr in enumerate(graph.nodes):
+        if isinstance(expr, ast.Repeat) and expr.max is None:
+            body = graph.children[node][0]
+            if props.nullable[body]:
+                yield warning(
+                    "GK205",
+                    f"the body of this `{_loop_spelling(expr)}` loop can match the empty string",
+                    expr.item.span,
+                    "make the body non-empty: `(x?)*` is `x*`, `(\"\" | \"a\")+` is `\"a\"*`")
+
+
+# -- GK206 ---------------------------------------------------------------------------------------
+def _whitespace_only(expr: ast.Expr) -> bool:
+    """Whether ``expr`` matches only non-empty runs of space, tab, CR and LF (no rule lookups)."""
+    for node in ast.walk(expr):
+        if isinstance(node, ast.Choice):
+            continue
+        if isinstance(node, ast.Literal):
+            if not node.value or not CharSet.of_string(node.value).is_subset(WHITESPACE):
+                return False
+        elif isinstance(node, ast.CharClass):
+            members = class_charset(node)
+            if not members or not members.is_subset(WHITESPACE):
+                return False
+        else:
+            return False
+    return True
+
+
+class _WhitespaceLoops:
+    """Recognises unbounded whitespace repetitions, also behind rules like ``ws ::= [ \\t]*``."""
+
+    def __init__(self, rules: dict[str, ast.Rule]):
+        self.rules = rules
+        self.known: dict[str, bool] = {}
+
+    def __call__(self, expr: ast.Expr) -> bool:
+        chain: list[str] = []
+        while isinstance(expr, ast.RuleRef):
+            name = expr.name
+            if name in self.known:
+                return self._remember(chain, self.known[name])
+            if name not in self.rules or name in chain:
+                return self._remember(chain, False)
+            chain.append(name)
+            expr = self.rules[name].body
+        found = (isinstance(expr, ast.Repeat) and expr.max is None
+                 and _whitespace_only(expr.item))
+        return self._remember(chain, found)
+
+    def _remember(self, chain: list[str], value: bool) -> bool:
+        for name in chain:
+            self.known[name] = value
+        return value
+
+
+@_rule("GK206", "unbounded-whitespace")
+def unbounded_whitespace(ctx: LintContext) -> Iterator[Diagnostic]:
+    """Unbounded whitespace inside another loop, or at the very end of the root's language.
+
+    Either lets a model emit whitespace forever instead of producing content or stopping.
+    """
+    props = ctx.properties
+    graph = props.graph
+    is_loop = _WhitespaceLoops(graph.rules)
+    follow = props.follow
+    for name in graph.rules:
+        start = graph.body[name]
+        seen = {(start, False)}
+        stack = [(start, False)]
+        while stack:
+            node, in_loop = stack.pop()
+            expr = graph.nodes[node]
+            if is_loop(expr):
+                at_end = END in follow[node] and (node != start or name == ctx.root)
+                if in_loop or at_end:
+                    where = ("inside another loop" if in_loop
+                             else f"at the end of `{ctx.root}`'s text, before the end of input")
+                    yield warning(
+                        "GK206", f"unbounded whitespace {where}: a model can emit whitespace "
+                        "forever", expr.span, "bound it, e.g. `[ \\t\\n]{0,8}`")
+                continue
+            looping = in_loop or (isinstance(expr, ast.Repeat)
+                                  and (expr.max is None or expr.max > 1))
+            for kid in reversed(graph.children[node]):
+                if (kid, looping) not in seen:
+                    seen.add((kid, looping))
+                    stack.append((kid, looping))
+
+
+# -- GK207 ---------------------------------------------------------------------------------------
+def _structure_keys(props: GrammarProperties) -> list[int]:
+    """Per node, an integer equal for structurally equal nodes (spans ignored, classes as sets)."""
+    graph = props.graph
+    interned: dict[tuple[object, ...], int] = {}
+    keys = [0] * len(graph.nodes)
+    for node in graph.postorder():
+        expr = graph.nodes[node]
+        kids = tuple(keys[kid] for kid in graph.children[node])
+        shape: tuple[object, ...]
+        if isinstance(expr, ast.CharClass):
+            shape = ("class", class_charset(expr).intervals)
+        elif isinstance(expr, ast.Repeat):
+            shape = ("repeat", expr.min, expr.max, kids)
+        elif isinstance(expr, (ast.Sequence, ast.Choice)):
+            shape = (type(expr).__name__, kids)
+        else:
+            shape = (expr,)  # leaves: dataclass equality already ignores spans
+        keys[node] = interned.setdefault(shape, len(interned))
+    return keys
+
+
+@_rule("GK207", "duplicate-alternative")
+def duplicate_alternative(ctx: LintContext) -> Iterator[Diagnostic]:
+    """An alternative that repeats an earlier alternative of the same choice."""
+    graph = ctx.properties.graph
+    keys = _structure_keys(ctx.properties)
+    nested = {kid for node, expr in enumerate(graph.nodes) if isinstance(expr, ast.Choice)
+              for kid in graph.children[node] if isinstance(graph.nodes[kid], ast.Choice)}
+    for node, expr in enumerate(graph.nodes):
+        if not isinstance(expr, ast.Choice) or node in nested:
+            continue
+        first_seen: dict[int, int] = {}
+        stack = list(reversed(graph.children[node]))
+        while stack:
+            alternative = stack.pop()
+            if isinstance(graph.nodes[alternative], ast.Choice):
+                stack.extend(reversed(graph.children[alternative]))
+                continue
+            earlier = first_seen.setdefault(keys[alternative], alternative)
+            if earlier != alternative:
+                yield warning(
+                    "GK207", "this alternative repeats an earlier one"
+                    f"{ctx.where(graph.nodes[earlier].span)}", graph.nodes[alternative].span,
+                    "remove the duplicate; it adds nothing but ambiguity")
+
+
+# -- GK208 ---------------------------------------------------------------------------------------
+@_rule("GK208", "overlapping-class-ranges")
+def overlapping_class_ranges(ctx: LintContext) -> Iterator[Diagnostic]:
+    """A character class listing some character twice (duplicate or overlapping ranges)."""
+    for expr in ctx.properties.graph.nodes:
+        if not isinstance(expr, ast.CharClass) or len(expr.ranges) < 2:
+            continue
+        widest: tuple[int, int] | None = None
+        for low, high in sorted(expr.ranges):
+            if widest is not None and low <= widest[1]:
+                message = (f"`{_range_text(low, high)}` appears twice in this character class"
+                           if (low, high) == widest else
+                           f"`{_range_text(*widest)}` and `{_range_text(low, high)}` overlap in "
+                           "this character class")
+                yield warning("GK208", message, expr.span,
+                              "list each character once; the overlap may hide a typo")
+                break
+            if widest is None or high > widest[1]:
+                widest = (low, high)
+
+
+# -- GK209 ---------------------------------------------------------------------------------------
+@_rule("GK209", "left-recursion")
+def left_recursion(ctx: LintContext) -> Iterator[Diagnostic]:
+    """Left recursion: fine for xgrammar's Earley parser, but it costs at every step."""
+    props = ctx.properties
+    graph = props.graph
+    successors = [props.first_position(node, props.nullable) for node in range(len(graph.nodes))]
+    rule_of = {body: name for name, body in graph.body.items()}
+    for component in strongly_connected_components(successors):
+        if not is_cyclic(component, successors):
+            continue
+        names = [rule_of[node] for node in component if node in rule_of]
+        productive = [n for n in graph.rules if n in names and props.productive[graph.body[n]]]
+        if not productive:
+            continue  # GK202 already reports these rules
+        name = productive[0]
+        path = _cycle_path(graph.body[name], set(component), successors)
+        chain = [name] + [graph.target_rule[node] for node in path if node in graph.target]
+        first_ref = next(node for node in path if node in graph.target)
+        yield Diagnostic(
+            "GK209", Severity.NOTE,
+            f"rule `{name}` is left-recursive ({' -> '.join(chain)})",
+            graph.nodes[first_ref].span,
+            "xgrammar parses it (Earley), but left recursion costs at every step; prefer a loop: "
+            "`expr ::= term (\"+\" term)*`")
+
+
+def _cycle_path(start: int, component: set[int], successors: list[tuple[int, ...]]) -> list[int]:
+    """The nodes of a shortest path from ``start`` back to ``start`` inside ``component``."""
+    parent: dict[int, int] = {}
+    queue = deque([start])
+    while queue:
+        node = queue.popleft()
+        for target in successors[node]:
+            if target == start:
+                path = [node]
+                while path[-1] != start:
+                    path.append(parent[path[-1]])
+                return path[::-1]
+            if target in component and target not in parent:
+                parent[target] = node
+                queue.append(target)
+    raise AssertionError("a cyclic component has a cycle through every member")
+
+
+# -- GK210 ---------------------------------------------------------------------------------------
+def _as_int32(value: int) -> int:
+    return (value + 2**31) % 2**32 - 2**31
+
+
+@_rule("GK210", "huge-repetition-bound")
+def huge_repetition_bound(ctx: LintContext) -> Iterator[Diagnostic]:
+    """Repetition bounds above 10,000, and above 2^31-1 (xgrammar 0.2.8 wraps them around)."""
+    for expr in ctx.properties.graph.nodes:
+        if not isinstance(expr, ast.Repeat):
+            continue
+        bound = max(expr.min, expr.max or 0)
+        if bound <= HUGE_BOUND:
+            continue
+        span = expr.span
+        if span is not None and expr.item.span is not None:
+            span = ctx.skip_space(ast.Span(expr.item.span.end, span.end))
+        if bound > INT32_MAX:
+            yield warning(
+                "GK210", f"repetition bound {bound} does not fit in 32 bits: xgrammar 0.2.8 "
+                f"silently wraps it around to {_as_int32(bound)}", span,
+                "use `*`, `+` or `{m,}` for no upper limit")
+        else:
+            yield warning(
+                "GK210", f"repetition bound {bound} is huge: expanding it costs time and memory",
+                span, f"use `{{m,}}` if the limit does not matter, or keep bounds <= {HUGE_BOUND}")
+
+
+# -- GK211 ---------------------------------------------------------------------------------------
+@_rule("GK211", "lookahead-never-follows")
+def lookahead_never_follows(ctx: LintContext) -> Iterator[Diagnostic]:
+    """A lookahead ``(= ...)`` that nothing following its rule can ever start with."""
+    props = ctx.properties
+    graph = props.graph
+    for name, node in graph.lookahead.items():
+        if props.maybe_nullable[node]:
+            continue
+        follow = props.follow[graph.body[name]]
+        if follow and not props.first[node].intersects(follow):
+            only = "only the end of the input" if follow.intervals == ((END, END),) else (
+                "text that never starts like it")
+            yield warning(
+                "GK211", f"this lookahead can never match: `{name}` is followed by {only}",
+                graph.nodes[node].span,
+                f"fix the lookahead to describe what follows `{name}`, or remove it")
+
+
+# -- GK212 ---------------------------------------------------------------------------------------
+@_rule("GK212", "greedy-hex-escape")
+def greedy_hex_escape(ctx: LintContext) -> Iterator[Diagnostic]:
+    """A ``\\x`` escape that swallows more than two hex digits (``"\\x41B"`` is U+041B)."""
+    if ctx.source is None or not _LONG_HEX_ESCAPE.search(ctx.source.text):
+        return
+    for token in tokenize(ctx.source.text).tokens:
+        if token.type not in ("STRING", "CLASS"):
+            continue
+        raw: str = token.value
+        base = token.start_pos or 0
+        i = 1
+        while i < len(raw):
+            if raw[i] != "\\" or i + 1 >= len(raw):
+                i += 1
+                continue
+            decoded = decode_escape(raw, i, in_class=token.type == "CLASS")
+            if decoded is None:
+                i += 2
+                continue
+            point, length = decoded
+            digits = raw[i + 2 : i + length]
+            if raw[i + 1] == "x" and len(digits) > 2:
+                wide = f"\\u{point:04X}" if point <= 0xFFFF else f"\\U{point:08X}"
+                yield warning(
+                    "GK212", f"`\\x{digits}` is one escape, U+{point:04X}, not `\\x{digits[:2]}` "
+                    f"followed by `{digits[2:]}`",
+                    ast.Span(base + i, base + i + length),
+                    f"write `\\u00{digits[:2]}{digits[2:]}` for the character then "
+                    f"`{digits[2:]}`, or `{wide}` for U+{point:04X}")
+            i += length
