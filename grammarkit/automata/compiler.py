@@ -1,0 +1,343 @@
+"""AST to :class:`~grammarkit.automata.compiled.CompiledGrammar`.
+
+Pipeline, per rule reachable from the root:
+
+1. **Construct** an NFA from the rule body (:mod:`grammarkit.automata.construct`).
+2. **Flatten lazy rules** (``name[lazy] ::= ...``): expand every rule they reference (which must
+   not recurse), determinize, then cut the edges leaving final states, so the rule ends at the
+   first point where it can (xgrammar 0.2.8's shortest-match semantics).
+3. **Inline** small rules into their callers (callees first, so chains of small rules collapse),
+   as xgrammar does; calls to larger or self-recursive rules stay call edges.
+4. **Eliminate tail self-calls**: ``x ::= "a" x | "b"`` becomes a loop, so right-recursive lists
+   and string bodies are plain automaton loops instead of ever-deeper calls.
+5. **Determinize** and minimize (:mod:`grammarkit.automata.determinize`); a rule whose DFA would
+   explode keeps an epsilon-free NFA.
+6. Drop rules no longer called, number everything, compute which rules are nullable.
+
+Every automaton of one grammar shares a budget of :data:`MAX_STATES` states: unrolling a
+repetition beyond it raises ``GK120`` at the repetition, anything else ``GK121``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from grammarkit.automata.compiled import CompiledGrammar
+from grammarkit.automata.construct import build_expression
+from grammarkit.automata.determinize import (
+    Automaton,
+    determinize,
+    minimize,
+    remove_epsilons,
+    trim,
+)
+from grammarkit.automata.nfa import NFA, Budget, BudgetExceeded
+from grammarkit.automata.regex_macro import expand_regex
+from grammarkit.diagnostics import GrammarError, error
+from grammarkit.ebnf import ast
+
+MAX_STATES = 100_000
+"""How many automaton states one grammar may need (NFA states; DFA states are bounded alike)."""
+
+INLINE_LIMIT = 64
+"""Rules whose automaton has at most this many states are inlined into their callers."""
+
+_DFA_GROWTH = 4
+"""A rule keeps an NFA when its DFA would have more than this many times its NFA's states."""
+
+
+def compile_grammar(grammar: ast.GrammarAST, root: str = "root") -> CompiledGrammar:
+    """Compile the rules reachable from ``root`` into byte-level automata.
+
+    Raises
+    ------
+    GrammarError
+        ``GK105`` if ``root`` is not defined, ``GK103`` for an undefined reference, ``GK120`` for
+        a repetition too large to unroll, ``GK121`` for a grammar too large or a lazy rule that
+        cannot be flattened, or the error of an invalid ``Regex`` pattern.
+    """
+    rules = grammar.rule_map()
+    if root not in rules:
+        raise GrammarError([error("GK105", f"the root rule `{root}` is not defined", None,
+                                  f"define `{root} ::= ...`")])
+    names = _reachable_rules(rules, root)
+    rule_ids = {name: i for i, name in enumerate(names)}
+    budget = Budget(MAX_STATES)
+    regex_cache: dict[ast.RegexMacro, ast.Expr] = {}
+
+    def expand(node: ast.RegexMacro) -> ast.Expr:
+        found = regex_cache.get(node)
+        if found is None:
+            found = regex_cache[node] = expand_regex(node)
+        return found
+
+    nfas: list[NFA] = []
+    for name in names:
+        rule = rules[name]
+        nfa = NFA(budget)
+        try:
+            nfa.start, end = build_expression(nfa, rule.body, rule_ids, expand)
+        except BudgetExceeded:
+            raise _too_large(rule) from None
+        nfa.finals = {end}
+        nfas.append(nfa)
+
+    order = _callees_first(nfas, rule_ids[root])
+    for i in order:
+        if any(a.key == "lazy" for a in rules[names[i]].attributes):
+            automaton = _flatten_lazy(i, nfas, rules[names[i]], budget)
+            nfa = NFA(budget)
+            nfa.start, nfa.finals = automaton.to_nfa(nfa)
+            nfas[i] = nfa
+
+    for caller in order:
+        try:
+            _inline_small_calls(nfas, caller)
+        except BudgetExceeded:
+            raise _too_large(rules[names[caller]]) from None
+        _eliminate_tail_calls(nfas[caller], caller)
+
+    dfa_budget = Budget(MAX_STATES)
+    automata = []
+    for i, nfa in enumerate(nfas):
+        limit = min(max(_DFA_GROWTH * nfa.num_states, 256), dfa_budget.remaining)
+        dfa = determinize(nfa, limit)
+        automaton = minimize(dfa) if dfa is not None else remove_epsilons(nfa)
+        try:
+            dfa_budget.spend(automaton.num_states)
+        except BudgetExceeded:
+            raise _too_large(rules[names[i]]) from None
+        automata.append(automaton)
+    return _assemble(names, automata, rule_ids[root])
+
+
+def _too_large(rule: ast.Rule) -> GrammarError:
+    return GrammarError([error(
+        "GK121", f"grammar too large to compile (rule `{rule.name}` reaches the limit of "
+        f"{MAX_STATES:,} automaton states)", rule.name_span or rule.span,
+        "split long literals and large repetitions into recursive rules")])
+
+
+def _reachable_rules(rules: dict[str, ast.Rule], root: str) -> list[str]:
+    """Names of the rules reachable from ``root``, in definition order."""
+    seen = {root}
+    stack = [root]
+    while stack:
+        for name, span in ast.referenced_rules(rules[stack.pop()].body):
+            if name not in rules:
+                raise GrammarError([error("GK103", f"rule `{name}` is not defined", span,
+                                          f"define it with `{name} ::= ...`")])
+            if name not in seen:
+                seen.add(name)
+                stack.append(name)
+    return [name for name in rules if name in seen]
+
+
+def _callees(nfa: NFA) -> set[int]:
+    return {r for edges in nfa.call_edges for r, _ in edges}
+
+
+def _callees_first(nfas: list[NFA], root: int) -> list[int]:
+    """Rules in depth-first post-order of the call graph: callees before callers."""
+    order: list[int] = []
+    seen = {root}
+    stack: list[tuple[int, list[int]]] = [(root, sorted(_callees(nfas[root])))]
+    while stack:
+        rule, pending = stack[-1]
+        if pending:
+            nxt = pending.pop()
+            if nxt not in seen:
+                seen.add(nxt)
+                stack.append((nxt, sorted(_callees(nfas[nxt]))))
+            continue
+        stack.pop()
+        order.append(rule)
+    order.extend(i for i in range(len(nfas)) if i not in seen)
+    return order
+
+
+def _inline_small_calls(nfas: list[NFA], caller: int) -> None:
+    """Replace ``caller``'s calls to small other rules by copies of their automata."""
+    nfa = nfas[caller]
+    for p in range(nfa.num_states):
+        kept = []
+        for rule, q in nfa.call_edges[p]:
+            callee = nfas[rule]
+            if rule == caller or callee.num_states > INLINE_LIMIT:
+                kept.append((rule, q))
+                continue
+            shift = nfa.copy_states(callee)
+            nfa.add_epsilon(p, callee.start + shift)
+            for final in callee.finals:
+                nfa.add_epsilon(final + shift, q)
+        nfa.call_edges[p] = kept
+
+
+def _eliminate_tail_calls(nfa: NFA, rule: int) -> None:
+    """Turn calls of ``rule`` to itself that end the rule into epsilon edges to its start."""
+    for p in range(nfa.num_states):
+        edges = nfa.call_edges[p]
+        if not any(r == rule for r, _ in edges):
+            continue
+        kept = []
+        for r, q in edges:
+            if r == rule and _ends_rule(nfa, q):
+                nfa.add_epsilon(p, nfa.start)
+            else:
+                kept.append((r, q))
+        nfa.call_edges[p] = kept
+
+
+def _ends_rule(nfa: NFA, state: int) -> bool:
+    """Whether every path from ``state`` can only finish the rule, consuming nothing."""
+    closure = nfa.epsilon_closure({state})
+    return not closure.isdisjoint(nfa.finals) and not any(
+        nfa.byte_edges[s] or nfa.call_edges[s] or nfa.token_edges[s] for s in closure)
+
+
+def _flatten_lazy(rule: int, nfas: list[NFA], node: ast.Rule, budget: Budget) -> Automaton:
+    """The automaton of lazy ``rule``: references expanded, determinized, cut after finals."""
+
+    def fail(why: str) -> GrammarError:
+        return GrammarError([error(
+            "GK121", f"lazy rule `{node.name}` cannot be flattened: {why}",
+            node.name_span or node.span,
+            "a lazy rule must be regular: literals, classes, repetitions and references to "
+            "non-recursive rules")])
+
+    _check_acyclic(rule, nfas, fail)
+    flat = NFA(budget)
+    try:
+        flat.start, flat.finals = _copy_expanded(nfas, rule, flat)
+    except BudgetExceeded:
+        raise fail("it is too large") from None
+    if any(flat.token_edges):
+        raise fail("it matches vocabulary tokens")
+    dfa = determinize(flat, MAX_STATES)
+    if dfa is None:
+        raise fail("its automaton is too large")
+    dfa = minimize(dfa)
+    return trim(Automaton(dfa.start, dfa.finals,
+                          [() if s in dfa.finals else edges
+                           for s, edges in enumerate(dfa.byte_edges)],
+                          [() for _ in dfa.call_edges], [() for _ in dfa.token_edges], True))
+
+
+def _check_acyclic(rule: int, nfas: list[NFA], fail: Callable[[str], GrammarError]) -> None:
+    """Raise ``fail(...)`` if the rules reachable from ``rule`` include a cycle."""
+    state: dict[int, int] = {rule: 1}  # 1: on the current path, 2: done
+    stack: list[tuple[int, list[int]]] = [(rule, sorted(_callees(nfas[rule])))]
+    while stack:
+        current, pending = stack[-1]
+        if not pending:
+            state[current] = 2
+            stack.pop()
+            continue
+        nxt = pending.pop()
+        mark = state.get(nxt)
+        if mark == 1:
+            raise fail("it is recursive")
+        if mark is None:
+            state[nxt] = 1
+            stack.append((nxt, sorted(_callees(nfas[nxt]))))
+
+
+def _copy_expanded(nfas: list[NFA], rule: int, target: NFA) -> tuple[int, set[int]]:
+    """Copy ``rule`` into ``target`` with every call replaced by a copy of the callee."""
+    shift = target.copy_states(nfas[rule])
+    start, finals = nfas[rule].start + shift, {f + shift for f in nfas[rule].finals}
+    p = 0
+    while p < target.num_states:
+        calls = target.call_edges[p]
+        target.call_edges[p] = []
+        for callee, q in calls:
+            inner = target.copy_states(nfas[callee])
+            target.add_epsilon(p, nfas[callee].start + inner)
+            for final in nfas[callee].finals:
+                target.add_epsilon(final + inner, q)
+        p += 1
+    return start, finals
+
+
+def _assemble(names: list[str], automata: list[Automaton], root: int) -> CompiledGrammar:
+    """Number the automata of the rules still called from the root into one table."""
+    kept = _live_rules(automata, root)
+    number = {old: new for new, old in enumerate(kept)}
+    offsets = []
+    total = 0
+    for old in kept:
+        offsets.append(total)
+        total += automata[old].num_states
+    entry, accept = total, total + 1
+    state_rule: list[int] = []
+    finals: set[int] = {accept}
+    byte_edges: list[tuple[tuple[int, int, int], ...]] = []
+    call_edges: list[tuple[tuple[int, int], ...]] = []
+    token_edges: list[tuple[tuple[object, int], ...]] = []
+    for new, old in enumerate(kept):
+        automaton, base = automata[old], offsets[new]
+        state_rule.extend([new] * automaton.num_states)
+        finals.update(f + base for f in automaton.finals)
+        byte_edges.extend(tuple((lo, hi, t + base) for lo, hi, t in edges)
+                          for edges in automaton.byte_edges)
+        call_edges.extend(tuple((number[r], t + base) for r, t in edges)
+                          for edges in automaton.call_edges)
+        token_edges.extend(tuple((k, t + base) for k, t in edges)
+                           for edges in automaton.token_edges)
+    state_rule += [len(kept), len(kept)]
+    byte_edges += [(), ()]
+    call_edges += [((number[root], accept),), ()]
+    token_edges += [(), ()]
+    rule_start = tuple(offsets[new] + automata[old].start for new, old in enumerate(kept))
+    return CompiledGrammar(
+        rule_names=tuple(names[old] for old in kept),
+        root=number[root],
+        rule_start=rule_start,
+        state_rule=tuple(state_rule),
+        finals=frozenset(finals),
+        byte_edges=tuple(byte_edges),
+        call_edges=tuple(call_edges),
+        token_edges=tuple(token_edges),  # type: ignore[arg-type]
+        nullable=_nullable_rules(rule_start, finals, call_edges, len(kept)),
+        deterministic=tuple(automata[old].deterministic for old in kept),
+        entry_state=entry,
+        accept_state=accept,
+    )
+
+
+def _live_rules(automata: list[Automaton], root: int) -> list[int]:
+    seen = {root}
+    stack = [root]
+    while stack:
+        for edges in automata[stack.pop()].call_edges:
+            for r, _ in edges:
+                if r not in seen:
+                    seen.add(r)
+                    stack.append(r)
+    return sorted(seen)
+
+
+def _nullable_rules(rule_start: tuple[int, ...], finals: set[int],
+                    call_edges: list[tuple[tuple[int, int], ...]], num_rules: int
+                    ) -> frozenset[int]:
+    """Rules that derive the empty string (fixpoint over call edges to nullable rules)."""
+    nullable: set[int] = set()
+    changed = True
+    while changed:
+        changed = False
+        for rule in range(num_rules):
+            if rule in nullable:
+                continue
+            seen = {rule_start[rule]}
+            stack = [rule_start[rule]]
+            while stack:
+                s = stack.pop()
+                if s in finals:
+                    nullable.add(rule)
+                    changed = True
+                    break
+                for r, t in call_edges[s]:
+                    if r in nullable and t not in seen:
+                        seen.add(t)
+                        stack.append(t)
+    return frozenset(nullable)

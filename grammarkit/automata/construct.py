@@ -1,0 +1,217 @@
+"""Rule bodies to NFAs: a Thompson construction with repetitions unrolled, built iteratively.
+
+Each expression becomes a fragment ``(start, end)`` inside the rule's :class:`NFA`:
+
+* literals are byte chains (UTF-8, see :mod:`grammarkit.automata.utf8`); classes are a handful of
+  byte-range chains; a rule reference is one call edge; ``Token``/``ExcludeToken`` a token edge;
+* ``x{m,n}`` is ``n`` copies of ``x`` (the last ``n - m`` optional), ``x{m,}`` is ``m`` copies
+  with the last one looping (``x*`` loops one copy). Copies are made by duplicating ``x``'s
+  states, and the size is checked before copying: more than the grammar's state budget raises
+  ``GK120`` at the repetition;
+* ``TagDispatch`` comes from :mod:`grammarkit.automata.tagdispatch`, ``Regex`` from
+  :mod:`grammarkit.automata.regex_macro`;
+* ``Substring("c1", ..., "cn")`` matches any run of consecutive chunks ``ci ... cj`` (possibly
+  none), which is how xgrammar 0.2.8 behaves (chunks are never split);
+* ``TokenTagDispatch`` matches a token loop (only the empty byte string, byte-wise);
+* lookahead assertions are not part of the language and are ignored.
+
+The traversal keeps its own stack, so expressions nested thousands deep are fine.
+"""
+
+from __future__ import annotations
+
+import itertools
+from collections.abc import Callable, Mapping
+
+from grammarkit.automata import utf8
+from grammarkit.automata.nfa import NFA, TokenEdge
+from grammarkit.automata.tagdispatch import build_tag_dispatch
+from grammarkit.diagnostics import GrammarError, error
+from grammarkit.ebnf import ast
+
+Fragment = tuple[int, int]
+
+
+def build_expression(nfa: NFA, expr: ast.Expr, rule_ids: Mapping[str, int],
+                     expand_regex: Callable[[ast.RegexMacro], ast.Expr]) -> Fragment:
+    """Add the automaton of ``expr`` to ``nfa`` and return its ``(start, end)`` states.
+
+    Raises
+    ------
+    GrammarError
+        ``GK103`` for a reference to an unknown rule, ``GK120`` for a repetition too large to
+        compile, or the error of an invalid ``Regex`` pattern.
+    BudgetExceeded
+        When anything else makes the grammar larger than its state budget.
+    """
+    return _Builder(nfa, rule_ids, expand_regex).build(expr)
+
+
+class _Builder:
+    def __init__(self, nfa: NFA, rule_ids: Mapping[str, int],
+                 expand_regex: Callable[[ast.RegexMacro], ast.Expr]):
+        self.nfa = nfa
+        self.rule_ids = rule_ids
+        self.expand_regex = expand_regex
+
+    def build(self, root: ast.Expr) -> Fragment:
+        results: list[Fragment] = []
+        # (node, entry state count) on exit; entry count None means "not yet entered"
+        stack: list[tuple[ast.Expr, int | None]] = [(root, None)]
+        while stack:
+            node, entry = stack.pop()
+            if entry is None:
+                if isinstance(node, ast.RegexMacro):
+                    stack.append((self.expand_regex(node), None))
+                    continue
+                kids = ast.children(node)
+                if not kids:
+                    results.append(self._leaf(node))
+                    continue
+                stack.append((node, self.nfa.num_states))
+                stack.extend((kid, None) for kid in reversed(kids))
+                continue
+            count = len(ast.children(node))
+            parts = results[len(results) - count:]
+            del results[len(results) - count:]
+            if isinstance(node, ast.Sequence):
+                results.append(self._sequence(parts))
+            elif isinstance(node, ast.Choice):
+                results.append(self._choice(parts))
+            else:
+                assert isinstance(node, ast.Repeat)
+                results.append(self._repeat(node, parts[0], entry))
+        return results[0]
+
+    # -- leaves ------------------------------------------------------------------------------
+    def _leaf(self, node: ast.Expr) -> Fragment:
+        nfa = self.nfa
+        if isinstance(node, ast.Literal):
+            return self._chain(utf8.encode(node.value))
+        if isinstance(node, ast.CharClass):
+            return self._char_class(utf8.class_codepoints(node.ranges, node.negated))
+        if isinstance(node, ast.RuleRef):
+            start, end = nfa.add_state(), nfa.add_state()
+            nfa.add_call(start, self._rule(node.name, node.span), end)
+            return start, end
+        if isinstance(node, ast.TokenSet):
+            start, end = nfa.add_state(), nfa.add_state()
+            nfa.add_token(start, TokenEdge(node.ids, node.exclude), end)
+            return start, end
+        if isinstance(node, ast.TagDispatch):
+            tags = [(utf8.encode(tag), self._rule(name, node.span)) for tag, name in node.tags]
+            excludes = [utf8.encode(e) for e in node.excludes]
+            return build_tag_dispatch(nfa, tags, excludes, node.loop_after_dispatch)
+        if isinstance(node, ast.TokenTagDispatch):
+            return self._token_tag_dispatch(node)
+        if isinstance(node, ast.Substring):
+            return self._substring([utf8.encode(s) for s in node.strings])
+        if isinstance(node, (ast.Sequence, ast.Choice)):  # empty group
+            state = nfa.add_state()
+            return state, state
+        raise TypeError(f"unexpected expression {type(node).__name__}")  # pragma: no cover
+
+    def _rule(self, name: str, span: ast.Span | None) -> int:
+        rule = self.rule_ids.get(name)
+        if rule is None:
+            raise GrammarError([error("GK103", f"rule `{name}` is not defined", span,
+                                      f"define it with `{name} ::= ...`")])
+        return rule
+
+    def _chain(self, data: bytes) -> Fragment:
+        nfa = self.nfa
+        start = current = nfa.add_state()
+        for byte in data:
+            nxt = nfa.add_state()
+            nfa.add_bytes(current, byte, byte, nxt)
+            current = nxt
+        return start, current
+
+    def _char_class(self, codepoints: utf8.CodepointRanges) -> Fragment:
+        nfa = self.nfa
+        start, end = nfa.add_state(), nfa.add_state()
+        for sequence in utf8.byte_sequences(codepoints):
+            current = start
+            for i, (lo, hi) in enumerate(sequence):
+                nxt = end if i == len(sequence) - 1 else nfa.add_state()
+                nfa.add_bytes(current, lo, hi, nxt)
+                current = nxt
+        return start, end
+
+    def _substring(self, chunks: list[bytes]) -> Fragment:
+        nfa = self.nfa
+        start, end = nfa.add_state(), nfa.add_state()
+        boundary = nfa.add_state()
+        nfa.add_epsilon(start, boundary)
+        nfa.add_epsilon(boundary, end)
+        for chunk in chunks:
+            chunk_start, chunk_end = self._chain(chunk)
+            nfa.add_epsilon(boundary, chunk_start)
+            nfa.add_epsilon(start, chunk_start)
+            nfa.add_epsilon(chunk_end, end)
+            boundary = chunk_end
+        return start, end
+
+    def _token_tag_dispatch(self, node: ast.TokenTagDispatch) -> Fragment:
+        nfa = self.nfa
+        start, end = nfa.add_state(), nfa.add_state()
+        nfa.add_epsilon(start, end)
+        after = start
+        if not node.loop_after_dispatch:
+            after = nfa.add_state()
+            nfa.add_epsilon(after, end)
+        for token_id, name in node.tags:
+            dispatch = nfa.add_state()
+            nfa.add_token(start, TokenEdge((token_id,)), dispatch)
+            nfa.add_call(dispatch, self._rule(name, node.span), after)
+        others = tuple(sorted({t for t, _ in node.tags} | set(node.excludes)))
+        nfa.add_token(start, TokenEdge(others, exclude=True), start)
+        return start, end
+
+    # -- composites --------------------------------------------------------------------------
+    def _sequence(self, parts: list[Fragment]) -> Fragment:
+        for (_, end), (start, _) in itertools.pairwise(parts):
+            self.nfa.add_epsilon(end, start)
+        return parts[0][0], parts[-1][1]
+
+    def _choice(self, parts: list[Fragment]) -> Fragment:
+        nfa = self.nfa
+        start, end = nfa.add_state(), nfa.add_state()
+        for part_start, part_end in parts:
+            nfa.add_epsilon(start, part_start)
+            nfa.add_epsilon(part_end, end)
+        return start, end
+
+    def _repeat(self, node: ast.Repeat, item: Fragment, first_state: int) -> Fragment:
+        nfa = self.nfa
+        low, high = node.min, node.max
+        if high == 0:
+            nfa.truncate(first_state)
+            state = nfa.add_state()
+            return state, state
+        copies = high if high is not None else max(low, 1)
+        size = nfa.num_states - first_state
+        if size * (copies - 1) > nfa.budget.remaining:
+            raise GrammarError([error(
+                "GK120", "repetition too large to compile", node.span,
+                f"it unrolls to about {size * copies:,} automaton states (the limit is "
+                f"{nfa.budget.limit:,}); use a smaller bound, `*`/`+`, or a recursive rule")])
+        fragments = [item]
+        stop = nfa.num_states
+        for _ in range(copies - 1):
+            shift = nfa.copy_states(nfa, first_state, stop)
+            fragments.append((item[0] + shift, item[1] + shift))
+        start, end = nfa.add_state(), nfa.add_state()
+        nfa.add_epsilon(start, fragments[0][0])
+        for (_, previous_end), (next_start, _) in itertools.pairwise(fragments):
+            nfa.add_epsilon(previous_end, next_start)
+        nfa.add_epsilon(fragments[-1][1], end)
+        if high is None:
+            last_start, last_end = fragments[-1]
+            nfa.add_epsilon(last_end, last_start)
+            if low == 0:
+                nfa.add_epsilon(start, end)
+        else:
+            for k in range(low, copies):
+                nfa.add_epsilon(start if k == 0 else fragments[k - 1][1], end)
+        return start, end

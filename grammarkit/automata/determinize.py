@@ -1,0 +1,263 @@
+"""NFA to DFA (subset construction over byte ranges and call/token symbols), and minimization.
+
+A rule's calls and tokens are symbols like bytes: the DFA has at most one edge per byte, per
+called rule and per token set from each state. When the subset construction would grow past a
+limit (``(a|b)*a(a|b){20}`` explodes), :func:`remove_epsilons` gives an equivalent
+epsilon-free NFA instead; the recognizer handles both.
+
+The result is an :class:`Automaton` with local state numbers; unreachable states and states
+that can never reach a final state are removed.
+"""
+
+from __future__ import annotations
+
+import itertools
+from collections import Counter
+from dataclasses import dataclass
+
+from grammarkit.automata.nfa import NFA, TokenEdge
+
+ByteEdges = tuple[tuple[int, int, int], ...]
+CallEdges = tuple[tuple[int, int], ...]
+TokenEdges = tuple[tuple[TokenEdge, int], ...]
+
+
+@dataclass
+class Automaton:
+    """One rule's automaton, epsilon-free, with local state numbers ``0..n-1``.
+
+    ``byte_edges[s]`` are ``(lo, hi, target)`` sorted by ``lo``; in a deterministic automaton
+    they do not overlap and each ``call_edges[s]`` names a rule at most once.
+    """
+
+    start: int
+    finals: frozenset[int]
+    byte_edges: list[ByteEdges]
+    call_edges: list[CallEdges]
+    token_edges: list[TokenEdges]
+    deterministic: bool
+
+    @property
+    def num_states(self) -> int:
+        return len(self.byte_edges)
+
+    def to_nfa(self, nfa: NFA) -> tuple[int, set[int]]:
+        """Copy into ``nfa``; return the copy's start state and final states."""
+        shift = nfa.num_states
+        for s in range(self.num_states):
+            state = nfa.add_state()
+            for lo, hi, t in self.byte_edges[s]:
+                nfa.add_bytes(state, lo, hi, t + shift)
+            for rule, t in self.call_edges[s]:
+                nfa.add_call(state, rule, t + shift)
+            for token, t in self.token_edges[s]:
+                nfa.add_token(state, token, t + shift)
+        return self.start + shift, {f + shift for f in self.finals}
+
+
+def determinize(nfa: NFA, limit: int) -> Automaton | None:
+    """The DFA of ``nfa``, or ``None`` if it needs more than ``limit`` states."""
+    closure = _ClosureCache(nfa)
+    start = closure.of(frozenset((nfa.start,)))
+    index = {start: 0}
+    sets = [start]
+    byte_edges: list[ByteEdges] = []
+    call_edges: list[CallEdges] = []
+    token_edges: list[TokenEdges] = []
+
+    def intern(states: frozenset[int]) -> int:
+        found = index.get(states)
+        if found is None:
+            found = index[states] = len(sets)
+            sets.append(states)
+        return found
+
+    k = 0
+    while k < len(sets):
+        if len(sets) > limit:
+            return None
+        current = sets[k]
+        ranges: list[tuple[int, int, int]] = []
+        for lo, hi, targets in _split_ranges([e for s in current for e in nfa.byte_edges[s]]):
+            t = intern(closure.of(targets))
+            if ranges and ranges[-1][2] == t and ranges[-1][1] + 1 == lo:
+                ranges[-1] = (ranges[-1][0], hi, t)
+            else:
+                ranges.append((lo, hi, t))
+        byte_edges.append(tuple(ranges))
+        calls: dict[int, set[int]] = {}
+        for s in current:
+            for rule, t in nfa.call_edges[s]:
+                calls.setdefault(rule, set()).add(t)
+        call_edges.append(tuple((rule, intern(closure.of(frozenset(ts))))
+                                for rule, ts in sorted(calls.items())))
+        tokens: dict[TokenEdge, set[int]] = {}
+        for s in current:
+            for token, t in nfa.token_edges[s]:
+                tokens.setdefault(token, set()).add(t)
+        token_edges.append(tuple((token, intern(closure.of(frozenset(ts))))
+                                 for token, ts in tokens.items()))
+        k += 1
+    finals = frozenset(i for i, states in enumerate(sets) if not states.isdisjoint(nfa.finals))
+    return trim(Automaton(0, finals, byte_edges, call_edges, token_edges, True))
+
+
+def remove_epsilons(nfa: NFA) -> Automaton:
+    """An equivalent epsilon-free (possibly nondeterministic) automaton."""
+    closure = _ClosureCache(nfa)
+    keep = [nfa.start] + sorted(
+        {t for s in range(nfa.num_states) for _, _, t in nfa.byte_edges[s]}
+        | {t for s in range(nfa.num_states) for _, t in nfa.call_edges[s]}
+        | {t for s in range(nfa.num_states) for _, t in nfa.token_edges[s]}
+    )
+    number: dict[int, int] = {}
+    for s in keep:
+        number.setdefault(s, len(number))
+    states = list(number)
+    byte_edges: list[ByteEdges] = []
+    call_edges: list[CallEdges] = []
+    token_edges: list[TokenEdges] = []
+    finals = set()
+    for i, s in enumerate(states):
+        reach = closure.of(frozenset((s,)))
+        if not reach.isdisjoint(nfa.finals):
+            finals.add(i)
+        byte_edges.append(tuple(sorted({(lo, hi, number[t]) for r in reach
+                                        for lo, hi, t in nfa.byte_edges[r]})))
+        call_edges.append(tuple(sorted({(rule, number[t]) for r in reach
+                                        for rule, t in nfa.call_edges[r]})))
+        token_edges.append(tuple({(token, number[t]) for r in reach
+                                  for token, t in nfa.token_edges[r]}))
+    return trim(Automaton(0, frozenset(finals), byte_edges, call_edges, token_edges, False))
+
+
+def trim(automaton: Automaton) -> Automaton:
+    """Drop states unreachable from the start or unable to reach a final state."""
+    n = automaton.num_states
+    successors: list[set[int]] = [set() for _ in range(n)]
+    for s in range(n):
+        successors[s].update(t for _, _, t in automaton.byte_edges[s])
+        successors[s].update(t for _, t in automaton.call_edges[s])
+        successors[s].update(t for _, t in automaton.token_edges[s])
+    forward = _reach([automaton.start], successors)
+    predecessors: list[set[int]] = [set() for _ in range(n)]
+    for s in range(n):
+        for t in successors[s]:
+            predecessors[t].add(s)
+    backward = _reach(list(automaton.finals), predecessors)
+    alive = [s for s in range(n) if s in forward and (s in backward or s == automaton.start)]
+    number = {s: i for i, s in enumerate(alive)}
+    return Automaton(
+        number[automaton.start],
+        frozenset(number[f] for f in automaton.finals if f in number),
+        [tuple((lo, hi, number[t]) for lo, hi, t in automaton.byte_edges[s] if t in number)
+         for s in alive],
+        [tuple((r, number[t]) for r, t in automaton.call_edges[s] if t in number)
+         for s in alive],
+        [tuple((k, number[t]) for k, t in automaton.token_edges[s] if t in number)
+         for s in alive],
+        automaton.deterministic,
+    )
+
+
+def minimize(dfa: Automaton, max_work: int = 2_000_000) -> Automaton:
+    """Merge equivalent states of a deterministic ``dfa`` (Moore's partition refinement).
+
+    Gives up, returning ``dfa`` unchanged, if refinement would take more than about
+    ``max_work`` steps (long chains need one round per state).
+    """
+    n = dfa.num_states
+    if not dfa.deterministic or n <= 1:
+        return dfa
+    block = [1 if s in dfa.finals else 0 for s in range(n)]
+    count = len(set(block))
+    rounds = max(1, max_work // max(1, n + sum(map(len, dfa.byte_edges))))
+    for _ in range(rounds):
+        signatures: dict[tuple[object, ...], int] = {}
+        new_block = []
+        for s in range(n):
+            signature = (block[s], _merged(dfa.byte_edges[s], block),
+                         tuple((r, block[t]) for r, t in dfa.call_edges[s]),
+                         tuple((k, block[t]) for k, t in dfa.token_edges[s]))
+            new_block.append(signatures.setdefault(signature, len(signatures)))
+        block = new_block
+        if len(signatures) == count:
+            break
+        count = len(signatures)
+    else:
+        return dfa
+    first: dict[int, int] = {}
+    for s in range(n):
+        first.setdefault(block[s], s)
+    order = sorted(first, key=lambda b: (b != block[dfa.start], first[b]))
+    number = {b: i for i, b in enumerate(order)}
+    return Automaton(
+        0,
+        frozenset(number[block[f]] for f in dfa.finals),
+        [tuple((lo, hi, number[c]) for lo, hi, c in _merged(dfa.byte_edges[first[b]], block))
+         for b in order],
+        [tuple((r, number[block[t]]) for r, t in dfa.call_edges[first[b]]) for b in order],
+        [tuple((k, number[block[t]]) for k, t in dfa.token_edges[first[b]]) for b in order],
+        True,
+    )
+
+
+def _merged(edges: ByteEdges, block: list[int]) -> ByteEdges:
+    """``edges`` with targets replaced by blocks and adjacent equal ranges merged."""
+    result: list[tuple[int, int, int]] = []
+    for lo, hi, t in edges:
+        b = block[t]
+        if result and result[-1][2] == b and result[-1][1] + 1 == lo:
+            result[-1] = (result[-1][0], hi, b)
+        else:
+            result.append((lo, hi, b))
+    return tuple(result)
+
+
+def _split_ranges(edges: list[tuple[int, int, int]]) -> list[tuple[int, int, frozenset[int]]]:
+    """Partition the bytes covered by ``edges`` into ranges with the same set of targets."""
+    if not edges:
+        return []
+    points = sorted({lo for lo, _, _ in edges} | {hi + 1 for _, hi, _ in edges})
+    starts: dict[int, list[int]] = {}
+    stops: dict[int, list[int]] = {}
+    for lo, hi, t in edges:
+        starts.setdefault(lo, []).append(t)
+        stops.setdefault(hi + 1, []).append(t)
+    active: Counter[int] = Counter()
+    result = []
+    for p, q in itertools.pairwise(points):
+        for t in stops.get(p, ()):
+            active[t] -= 1
+            if not active[t]:
+                del active[t]
+        for t in starts.get(p, ()):
+            active[t] += 1
+        if active:
+            result.append((p, q - 1, frozenset(active)))
+    return result
+
+
+def _reach(roots: list[int], successors: list[set[int]]) -> set[int]:
+    seen = set(roots)
+    stack = list(roots)
+    while stack:
+        for t in successors[stack.pop()]:
+            if t not in seen:
+                seen.add(t)
+                stack.append(t)
+    return seen
+
+
+class _ClosureCache:
+    """Memoized epsilon closures of state sets."""
+
+    def __init__(self, nfa: NFA):
+        self.nfa = nfa
+        self.cache: dict[frozenset[int], frozenset[int]] = {}
+
+    def of(self, states: frozenset[int]) -> frozenset[int]:
+        found = self.cache.get(states)
+        if found is None:
+            found = self.cache[states] = self.nfa.epsilon_closure(states)
+        return found

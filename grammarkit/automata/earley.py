@@ -1,0 +1,550 @@
+"""Exact recognition: an Earley parser over the compiled rule automata.
+
+An Earley *item* is ``(state, origin)``: some rule's automaton is in ``state``, having started at
+input position ``origin``. Items are kept grouped by origin, and a group's states form one
+interned *configuration* (a closed ``frozenset`` of states numbered by a small int), so the
+per-byte work is a few table look-ups per group rather than per item:
+
+:class:`Frame`
+    One input position where rules were predicted (a node of a graph-structured stack). Its
+    ``waiting`` table maps each rule to the ``(parent frame, return configuration)`` pairs that
+    continue once that rule, started here, completes. A frame never changes after its position
+    is processed, and unreferenced frames are garbage-collected with the items that used them.
+:class:`ParseState`
+    The set of items after some input: ``groups`` pairs each origin frame with a configuration.
+    It is immutable and hashable-by-identity, so a decoder can keep states to roll back to.
+Configurations
+    Closed under *prediction* (calling a rule adds its start state, under a new frame) and
+    under the nullable-rule shortcut (a call of a rule that derives the empty string may be
+    stepped over at once, as in Aycock & Horspool). Byte steps between configurations
+    (``rows``: 256 entries, ``-1`` for none) are built lazily and memoized per grammar, so
+    recognizing becomes a walk over a lazily built automaton of configurations.
+
+Runs of bytes that map every group onto itself without predicting anything (string bodies,
+digits, whitespace) are skipped with one compiled regular expression.
+
+Semantics are xgrammar 0.2.8's ``accept_string`` followed by ``is_terminated``: the whole input
+must be derived from the root; ``Token``/``ExcludeToken`` edges match no bytes.
+"""
+
+from __future__ import annotations
+
+import itertools
+import re
+import weakref
+from collections import deque
+from collections.abc import Iterable
+from dataclasses import dataclass
+
+from grammarkit.automata import utf8
+from grammarkit.automata.compiled import CompiledGrammar
+from grammarkit.ebnf.escapes import class_char, quote_string
+
+_MAX_LISTED = 8
+"""Expected sets with more items than this are shown as one character class."""
+
+
+class Frame:
+    """An input position where rules were predicted: a node of the graph-structured stack.
+
+    ``parents`` are the groups present at that position, ``own`` the configuration predicted
+    there; together they say where each rule started here continues once it completes.
+    """
+
+    __slots__ = ("own", "parents", "position", "waiting")
+
+    def __init__(self, position: int, parents: tuple[tuple[Frame, int], ...], own: int):
+        self.position = position
+        self.parents = parents
+        self.own = own
+        self.waiting: dict[int, tuple[tuple[Frame | None, int], ...]] = {}
+
+    def __repr__(self) -> str:
+        return f"Frame({self.position})"
+
+
+@dataclass(frozen=True, eq=False)
+class ParseState:
+    """All Earley items after ``position`` bytes: ``(origin frame, configuration)`` groups."""
+
+    position: int
+    groups: tuple[tuple[Frame, int], ...]
+
+
+@dataclass(frozen=True)
+class Explanation:
+    """Why an input does not match: where matching stopped and what would have continued it.
+
+    Attributes
+    ----------
+    offset
+        Byte offset of the first character that cannot be matched (the input length if the
+        input ends too early).
+    line, column
+        1-based; the column counts characters.
+    expected
+        What could come next, human-readable: ``'","'``, ``"[0-9]"``, ``"end of input"``.
+    found
+        What is there instead: a quoted character or ``"end of input"``.
+    """
+
+    offset: int
+    line: int
+    column: int
+    expected: tuple[str, ...]
+    found: str
+
+    def __str__(self) -> str:
+        where = f"{self.line}:{self.column}"
+        if not self.expected:
+            return f"nothing can follow at {where}, found {self.found}"
+        what = " ".join(self.expected)
+        lead = "expected one of" if len(self.expected) > 1 else "expected"
+        return f"{lead} {what} at {where}, found {self.found}"
+
+
+class Recognizer:
+    """Decides membership of byte strings in a compiled grammar's language.
+
+    Construction is cheap: the lazily built tables are shared by every recognizer of the same
+    :class:`CompiledGrammar`.
+    """
+
+    def __init__(self, compiled: CompiledGrammar):
+        self.compiled = compiled
+        self._tables = _tables_for(compiled)
+
+    # -- incremental interface -----------------------------------------------------------------
+    def initial(self) -> ParseState:
+        """The state before any input."""
+        tables = self._tables
+        config = tables.closed_config(frozenset((self.compiled.entry_state,)))
+        predicted = tables.predicted(config)
+        if predicted >= 0:
+            config = tables.union(config, predicted)
+        return ParseState(0, ((Frame(0, (), config), config),))
+
+    def advance(self, state: ParseState, data: bytes) -> ParseState | None:
+        """The state after ``data`` follows ``state``, or ``None`` if the grammar rejects it."""
+        position, groups, failed = self._run(data, state.position, dict(state.groups), None)
+        if failed:
+            return None
+        return ParseState(position, tuple(groups.items()))
+
+    def is_accepting(self, state: ParseState) -> bool:
+        """Whether the input so far is a complete sentence of the grammar."""
+        accepting = self._tables.accepting
+        return any(accepting[config] for _, config in state.groups)
+
+    # -- whole inputs ----------------------------------------------------------------------------
+    def matches(self, data: bytes) -> bool:
+        """Whether the whole of ``data`` is in the language."""
+        start = self.initial()
+        _, groups, failed = self._run(data, 0, dict(start.groups), None)
+        accepting = self._tables.accepting
+        return not failed and any(accepting[config] for config in groups.values())
+
+    def explain(self, data: bytes) -> Explanation | None:
+        """``None`` if ``data`` matches; otherwise where and why matching fails."""
+        start = self.initial()
+        history: deque[tuple[int, dict[Frame, int]]] = deque(maxlen=8)
+        position, groups, failed = self._run(data, 0, dict(start.groups), history)
+        tables = self._tables
+        if not failed:
+            if any(tables.accepting[config] for config in groups.values()):
+                return None
+            offset = utf8.char_start(data, len(data) - 1) if data else 0
+            if offset == len(data) or _complete_char(data, offset):
+                offset = len(data)
+        else:
+            offset = utf8.char_start(data, position)
+        for recorded, recorded_groups in reversed(history):
+            if recorded <= offset:
+                groups = recorded_groups
+                break
+        merged = tables.merged(groups.values())
+        expected = tables.describe_expected(merged)
+        return _explanation(data, offset, expected)
+
+    # -- the engine ------------------------------------------------------------------------------
+    def _run(self, data: bytes, position: int, groups: dict[Frame, int],
+             history: deque[tuple[int, dict[Frame, int]]] | None
+             ) -> tuple[int, dict[Frame, int], bool]:
+        """Scan ``data`` from ``groups`` at ``position``.
+
+        Returns ``(position, groups, failed)``: on failure, the position of the byte that could
+        not be scanned and the groups before it.
+        """
+        tables = self._tables
+        rows = tables.rows
+        inert = tables.inert
+        close = tables.close
+        loop_pattern = tables.loop_pattern
+        end = position + len(data)
+        offset = position  # data[i] is the byte at position offset + i
+        all_inert = False  # skipping runs only pays inside inert configurations
+        while True:
+            if history is not None:
+                history.append((position, groups))
+            if position >= end:
+                return position, groups, False
+            if all_inert:
+                key = next(iter(groups.values())) if len(groups) == 1 else tuple(
+                    sorted(groups.values()))
+                pattern = loop_pattern(key)
+                if pattern is not None:
+                    match = pattern.match(data, position - offset)
+                    if match is not None:
+                        position = match.end() + offset
+                        if history is not None:
+                            history.append((position, groups))
+                        if position >= end:
+                            return position, groups, False
+            byte = data[position - offset]
+            kernel: dict[Frame, int] = {}
+            all_inert = True
+            for frame, config in groups.items():
+                row = rows[config]
+                if row is None:
+                    row = tables.build_row(config)
+                target = row[byte]
+                if target >= 0:
+                    kernel[frame] = target
+                    if all_inert and not inert[target]:
+                        all_inert = False
+            if not kernel:
+                return position, groups, True
+            position += 1
+            groups = kernel if all_inert else close(kernel, position)
+
+
+class _Tables:
+    """Per-grammar memo tables: interned configurations and their properties."""
+
+    def __init__(self, compiled: CompiledGrammar):
+        self.g = compiled
+        self.pseudo_rule = compiled.num_rules
+        self.configs: list[frozenset[int]] = []
+        self.index: dict[frozenset[int], int] = {}
+        self.rows: list[list[int] | None] = []
+        self.inert: list[bool] = []
+        self.accepting: list[bool] = []
+        self.completes: list[tuple[int, ...]] = []
+        self._predicted: list[int] = []  # -2: not computed yet, -1: nothing predicted
+        self._returns: list[dict[int, int] | None] = []
+        self._state_closure: dict[int, frozenset[int]] = {}
+        self._state_predict: dict[int, frozenset[int]] = {}
+        self._unions: dict[tuple[int, int], int] = {}
+        self._loops: dict[int | tuple[int, ...], re.Pattern[bytes] | None] = {}
+
+    # -- configurations --------------------------------------------------------------------------
+    def closed_config(self, states: Iterable[int]) -> int:
+        """The configuration of ``states`` closed under nullable steps (not predictions)."""
+        closed: set[int] = set()
+        for s in states:
+            closed |= self._closure_of(s)
+        return self._intern(frozenset(closed))
+
+    def _intern(self, states: frozenset[int]) -> int:
+        found = self.index.get(states)
+        if found is not None:
+            return found
+        g = self.g
+        number = len(self.configs)
+        self.configs.append(states)
+        self.index[states] = number
+        self.rows.append(None)
+        completes = tuple(sorted({g.state_rule[s] for s in states if s in g.finals}
+                                 - {self.pseudo_rule}))
+        self.completes.append(completes)
+        self.accepting.append(g.accept_state in states)
+        has_calls = any(g.call_edges[s] for s in states)
+        self.inert.append(not completes and not has_calls)
+        self._predicted.append(-2 if has_calls else -1)
+        self._returns.append(None if has_calls else {})
+        return number
+
+    def union(self, a: int, b: int) -> int:
+        if a == b:
+            return a
+        key = (a, b) if a < b else (b, a)
+        found = self._unions.get(key)
+        if found is None:
+            found = self._unions[key] = self._intern(self.configs[a] | self.configs[b])
+        return found
+
+    def merged(self, configs: Iterable[int]) -> int:
+        states: frozenset[int] = frozenset()
+        for config in configs:
+            states |= self.configs[config]
+        return self._intern(states)
+
+    def predicted(self, config: int) -> int:
+        """The configuration of the rules ``config`` calls (at the current position)."""
+        found = self._predicted[config]
+        if found == -2:
+            states: set[int] = set()
+            for s in self.configs[config]:
+                states |= self._predict_of(s)
+            found = self._intern(frozenset(states)) if states else -1
+            self._predicted[config] = found
+        return found
+
+    def returns(self, config: int) -> dict[int, int]:
+        """For each rule ``config`` calls: the configuration reached once it completes."""
+        found = self._returns[config]
+        if found is None:
+            targets: dict[int, set[int]] = {}
+            for s in self.configs[config]:
+                for rule, target in self.g.call_edges[s]:
+                    targets.setdefault(rule, set()).add(target)
+            found = {rule: self.closed_config(states) for rule, states in targets.items()}
+            self._returns[config] = found
+        return found
+
+    def waiting(self, frame: Frame, rule: int) -> tuple[tuple[Frame | None, int], ...]:
+        """Where items continue when ``rule``, started at ``frame``, completes.
+
+        ``None`` stands for ``frame`` itself (so frames hold no reference cycles).
+        """
+        found = frame.waiting.get(rule)
+        if found is None:
+            entries: list[tuple[Frame | None, int]] = []
+            for parent, config in frame.parents:
+                target = self.returns(config).get(rule)
+                if target is not None:
+                    entries.append((parent, target))
+            target = self.returns(frame.own).get(rule)
+            if target is not None:
+                entries.append((None, target))
+            found = frame.waiting[rule] = tuple(entries)
+        return found
+
+    def close(self, kernel: dict[Frame, int], position: int) -> dict[Frame, int]:
+        """Complete and predict from ``kernel`` (the groups after scanning a byte)."""
+        completes = self.completes
+        if len(kernel) == 1:
+            ((frame, config),) = kernel.items()
+            if not completes[config]:
+                predicted = self.predicted(config)
+                if predicted < 0:
+                    return kernel
+                return {frame: config,
+                        Frame(position, ((frame, config),), predicted): predicted}
+        groups: dict[Frame, int] = {}
+        pending: list[tuple[Frame, int]] = list(kernel.items())
+        predicted = -1
+        while pending:
+            frame, config = pending.pop()
+            old = groups.get(frame)
+            if old is not None:
+                merged = self.union(old, config)
+                if merged == old:
+                    continue
+                groups[frame] = merged
+            else:
+                groups[frame] = config
+            p = self.predicted(config)
+            if p >= 0:
+                predicted = p if predicted < 0 else self.union(predicted, p)
+            for rule in completes[config]:
+                for parent, target in self.waiting(frame, rule):
+                    pending.append((parent or frame, target))
+        if predicted >= 0:
+            groups[Frame(position, tuple(groups.items()), predicted)] = predicted
+        return groups
+
+    # -- byte steps --------------------------------------------------------------------------
+    def build_row(self, config: int) -> list[int]:
+        """The configurations reached from ``config`` by each byte (``-1``: rejected)."""
+        edges = [e for s in self.configs[config] for e in self.g.byte_edges[s]]
+        row = [-1] * 256
+        if edges:
+            points = sorted({lo for lo, _, _ in edges} | {hi + 1 for _, hi, _ in edges})
+            for lo, stop in itertools.pairwise(points):
+                targets = [t for a, b, t in edges if a <= lo <= b]
+                if targets:
+                    row[lo:stop] = [self.closed_config(targets)] * (stop - lo)
+        self.rows[config] = row
+        return row
+
+    def _row(self, config: int) -> list[int]:
+        row = self.rows[config]
+        return row if row is not None else self.build_row(config)
+
+    def loop_pattern(self, key: int | tuple[int, ...]) -> re.Pattern[bytes] | None:
+        """A regex for runs of bytes that leave every configuration of ``key`` unchanged.
+
+        ``None`` when there is no such byte, or when a configuration predicts rules (each
+        position would then start a new frame).
+        """
+        if key in self._loops:
+            return self._loops[key]
+        configs = (key,) if isinstance(key, int) else key
+        pattern = None
+        if all(self.predicted(c) < 0 for c in configs):
+            allowed = set(range(256))
+            for c in configs:
+                row = self._row(c)
+                allowed &= {b for b in range(256) if row[b] == c}
+            if allowed:
+                pattern = re.compile(_byte_class(allowed) + b"+")
+        self._loops[key] = pattern
+        return pattern
+
+    # -- closures of single states -----------------------------------------------------------
+    def _closure_of(self, state: int) -> frozenset[int]:
+        """``state`` and what follows it through calls of nullable rules."""
+        found = self._state_closure.get(state)
+        if found is None:
+            g = self.g
+            seen = {state}
+            stack = [state]
+            while stack:
+                for rule, target in g.call_edges[stack.pop()]:
+                    if rule in g.nullable and target not in seen:
+                        seen.add(target)
+                        stack.append(target)
+            found = self._state_closure[state] = frozenset(seen)
+        return found
+
+    def _predict_of(self, state: int) -> frozenset[int]:
+        """The items (all starting here) that calls from ``state`` predict, transitively."""
+        found = self._state_predict.get(state)
+        if found is None:
+            g = self.g
+            seen: set[int] = set()
+            stack: list[int] = []
+            for s in self._closure_of(state):
+                for rule, _ in g.call_edges[s]:
+                    start = g.rule_start[rule]
+                    if start not in seen:
+                        seen.add(start)
+                        stack.append(start)
+            while stack:
+                for rule, target in g.call_edges[stack.pop()]:
+                    start = g.rule_start[rule]
+                    if start not in seen:
+                        seen.add(start)
+                        stack.append(start)
+                    if rule in g.nullable and target not in seen:
+                        seen.add(target)
+                        stack.append(target)
+            found = self._state_predict[state] = frozenset(seen)
+        return found
+
+    # -- explanations ------------------------------------------------------------------------
+    def describe_expected(self, config: int) -> tuple[str, ...]:
+        """What may follow in ``config``, as short human-readable strings."""
+        codepoints, any_byte = self._expected_codepoints(config)
+        items = _describe_codepoints(codepoints) if not any_byte else ["any byte"]
+        if self.accepting[config]:
+            items.append("end of input")
+        return tuple(items)
+
+    def _expected_codepoints(self, config: int) -> tuple[utf8.CodepointRanges, bool]:
+        """Code points whose whole encoding can be scanned from ``config``; any raw byte?"""
+        memo: dict[tuple[int, int], list[tuple[int, int]]] = {}
+        ranges: list[tuple[int, int]] = []
+        any_byte = False
+        for lo, hi, target in _runs(self._row(config), 0, 0xFF):
+            for first in range(lo, hi + 1):
+                lead = utf8.decode_lead(first)
+                if lead is None:
+                    any_byte = True
+                    continue
+                payload, length = lead
+                scale = 64 ** length
+                for a, b in self._continuations(target, length, memo):
+                    ranges.append((payload * scale + a, payload * scale + b))
+        return utf8.normalize(ranges), any_byte
+
+    def _continuations(self, config: int, depth: int,
+                       memo: dict[tuple[int, int], list[tuple[int, int]]]
+                       ) -> list[tuple[int, int]]:
+        """Values of ``depth`` continuation bytes scannable from ``config`` (as 6-bit digits)."""
+        if depth == 0:
+            return [(0, 0)]
+        key = (config, depth)
+        if key in memo:
+            return memo[key]
+        result: list[tuple[int, int]] = []
+        scale = 64 ** (depth - 1)
+        for lo, hi, target in _runs(self._row(config), 0x80, 0xBF):
+            inner = self._continuations(target, depth - 1, memo)
+            if inner == [(0, scale - 1)]:
+                result.append(((lo - 0x80) * scale, (hi - 0x80 + 1) * scale - 1))
+                continue
+            for byte in range(lo, hi + 1):
+                base = (byte - 0x80) * scale
+                result.extend((base + a, base + b) for a, b in inner)
+        memo[key] = result = list(utf8.normalize(result))
+        return result
+
+
+_TABLES: weakref.WeakKeyDictionary[CompiledGrammar, _Tables] = weakref.WeakKeyDictionary()
+
+
+def _tables_for(compiled: CompiledGrammar) -> _Tables:
+    tables = _TABLES.get(compiled)
+    if tables is None:
+        tables = _TABLES[compiled] = _Tables(compiled)
+    return tables
+
+
+def _runs(row: list[int], lo: int, hi: int) -> list[tuple[int, int, int]]:
+    """Maximal byte ranges within ``lo..hi`` of ``row`` with one non-negative target each."""
+    result: list[tuple[int, int, int]] = []
+    for byte in range(lo, hi + 1):
+        target = row[byte]
+        if target < 0:
+            continue
+        if result and result[-1][2] == target and result[-1][1] == byte - 1:
+            result[-1] = (result[-1][0], byte, target)
+        else:
+            result.append((byte, byte, target))
+    return result
+
+
+def _byte_class(allowed: set[int]) -> bytes:
+    parts = []
+    for lo, hi, _ in _runs([0 if b in allowed else -1 for b in range(256)], 0, 255):
+        parts.append(b"\\x%02x" % lo if lo == hi else b"\\x%02x-\\x%02x" % (lo, hi))
+    return b"[" + b"".join(parts) + b"]"
+
+
+def _describe_codepoints(ranges: utf8.CodepointRanges) -> list[str]:
+    if not ranges:
+        return []
+    if ranges == ((0, utf8.MAX_CODEPOINT),):
+        return ["any character"]
+    if len(ranges) <= _MAX_LISTED:
+        return [quote_string(chr(lo)) if lo == hi else f"[{class_char(lo)}-{class_char(hi)}]"
+                for lo, hi in ranges]
+    inverse = utf8.complement(ranges)
+    negated = len(inverse) < len(ranges)
+    shown = inverse if negated else ranges
+    body = "".join(class_char(lo) if lo == hi else f"{class_char(lo)}-{class_char(hi)}"
+                   for lo, hi in shown)
+    return [f"[{'^' if negated else ''}{body}]"]
+
+
+def _complete_char(data: bytes, start: int) -> bool:
+    lead = utf8.decode_lead(data[start])
+    return lead is None or start + lead[1] < len(data)
+
+
+def _explanation(data: bytes, offset: int, expected: tuple[str, ...]) -> Explanation:
+    line_start = data.rfind(b"\n", 0, offset) + 1
+    line = data.count(b"\n", 0, offset) + 1
+    column = len(data[line_start:offset].decode("utf-8", "replace")) + 1
+    if offset >= len(data):
+        found = "end of input"
+    else:
+        lead = utf8.decode_lead(data[offset])
+        piece = data[offset:offset + 1 + (lead[1] if lead else 0)]
+        try:
+            found = quote_string(piece.decode("utf-8", "surrogatepass"))
+        except UnicodeDecodeError:
+            found = "byte " + " ".join(f"0x{b:02X}" for b in piece[:1])
+    return Explanation(offset, line, column, expected, found)

@@ -1,0 +1,114 @@
+"""The ``Regex("pattern", json_string=..., flags=...)`` macro as an ordinary expression.
+
+The pattern is parsed by :func:`grammarkit.convert.regex.regex_to_ast` (JavaScript syntax, as
+xgrammar's regex front-end); then, as xgrammar 0.2.8 does:
+
+* ``flags="i"`` makes ASCII letters match either case (``é`` stays case-sensitive);
+* ``flags="s"`` changes nothing (``.`` already matches newlines); other flags are errors;
+* ``json_string=true`` removes ``"``, ``\\`` and the control characters U+0000..U+001F from
+  every class and literal, so the pattern can sit inside a JSON string unescaped.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import replace
+
+from grammarkit.automata import utf8
+from grammarkit.diagnostics import GrammarError, error
+from grammarkit.ebnf import ast
+
+JSON_FORBIDDEN: utf8.CodepointRanges = ((0x00, 0x1F), (0x22, 0x22), (0x5C, 0x5C))
+"""What a ``json_string`` regex may never match: the characters JSON strings must escape."""
+
+_SUPPORTED_FLAGS = frozenset("is")
+
+
+def expand_regex(node: ast.RegexMacro) -> ast.Expr:
+    """The expression matching what the macro matches.
+
+    Raises
+    ------
+    GrammarError
+        For an unsupported flag or an invalid pattern, located at the macro.
+    """
+    from grammarkit.convert.regex import regex_to_ast
+
+    unsupported = sorted(set(node.flags) - _SUPPORTED_FLAGS)
+    if unsupported:
+        raise GrammarError([error(
+            "GK112", f"regular-expression flag `{unsupported[0]}` is not supported", node.span,
+            "xgrammar accepts only the flags `i` and `s`")])
+    try:
+        expr = regex_to_ast(node.pattern)
+    except GrammarError as exc:
+        first = next((d for d in exc.diagnostics if d.is_error), None)
+        message = first.message if first is not None else str(exc)
+        code = first.code if first is not None else "GK112"
+        raise GrammarError([error(code, f"invalid Regex pattern: {message}", node.span,
+                                  first.hint if first is not None else None)]) from exc
+    if "i" in node.flags:
+        expr = _map_leaves(expr, _ignore_case)
+    if node.json_string:
+        expr = _map_leaves(expr, _forbid_json_specials)
+    return expr
+
+
+def _map_leaves(expr: ast.Expr,
+                leaf: Callable[[ast.Literal | ast.CharClass], ast.Expr]) -> ast.Expr:
+    """``expr`` with every literal and class replaced by ``leaf(node)``, iteratively."""
+    results: list[ast.Expr] = []
+    stack: list[tuple[ast.Expr, bool]] = [(expr, False)]
+    while stack:
+        node, ready = stack.pop()
+        kids = ast.children(node)
+        if not kids:
+            results.append(leaf(node) if isinstance(node, (ast.Literal, ast.CharClass)) else node)
+            continue
+        if not ready:
+            stack.append((node, True))
+            stack.extend((kid, False) for kid in reversed(kids))
+            continue
+        new = tuple(results[len(results) - len(kids):])
+        del results[len(results) - len(kids):]
+        if isinstance(node, ast.Sequence):
+            results.append(replace(node, items=new))
+        elif isinstance(node, ast.Choice):
+            results.append(replace(node, alternatives=new))
+        else:
+            assert isinstance(node, ast.Repeat)
+            results.append(replace(node, item=new[0]))
+    return results[0]
+
+
+def _ignore_case(node: ast.Literal | ast.CharClass) -> ast.Expr:
+    if isinstance(node, ast.Literal):
+        items = tuple(_ignore_case(ast.CharClass(((ord(c), ord(c)),), False, node.span))
+                      for c in node.value)
+        return ast.Sequence(items, node.span) if len(items) != 1 else items[0]
+    ranges = utf8.normalize(node.ranges)
+    folded = list(ranges)
+    for lo, hi in ranges:
+        for a, z, shift in ((0x41, 0x5A, 0x20), (0x61, 0x7A, -0x20)):
+            if lo <= z and hi >= a:
+                folded.append((max(lo, a) + shift, min(hi, z) + shift))
+    return ast.CharClass(utf8.normalize(folded), node.negated, node.span)
+
+
+def _forbid_json_specials(node: ast.Literal | ast.CharClass) -> ast.Expr:
+    if isinstance(node, ast.Literal):
+        if any(lo <= ord(c) <= hi for c in node.value for lo, hi in JSON_FORBIDDEN):
+            return ast.CharClass((), False, node.span)
+        return node
+    allowed = utf8.class_codepoints(node.ranges, node.negated)
+    return ast.CharClass(_subtract(allowed, JSON_FORBIDDEN), False, node.span)
+
+
+def _subtract(ranges: utf8.CodepointRanges, removed: utf8.CodepointRanges) -> utf8.CodepointRanges:
+    kept = utf8.complement(removed)
+    result = []
+    for lo, hi in ranges:
+        for klo, khi in kept:
+            if klo <= hi and khi >= lo:
+                result.append((max(lo, klo), min(hi, khi)))
+    return utf8.normalize(result)
