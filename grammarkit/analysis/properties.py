@@ -94,9 +94,17 @@ class ExprGraph:
         """The number of a node of this grammar."""
         return self._index[id(expr)]
 
-    def successors(self, pick: Callable[[int, ast.Expr], tuple[int, ...]]) -> list[tuple[int, ...]]:
-        """Per node, the edges ``pick(node, expr)`` chooses."""
-        return [pick(node, expr) for node, expr in enumerate(self.nodes)]
+    def descendants(self, starts: list[int]) -> Iterator[int]:
+        """``starts`` and every node below them (not through references), each once, pre-order."""
+        seen = set(starts)
+        stack = starts[::-1]
+        while stack:
+            node = stack.pop()
+            yield node
+            for kid in reversed(self.children[node]):
+                if kid not in seen:
+                    seen.add(kid)
+                    stack.append(kid)
 
     def structural_and_refs(self, node: int) -> tuple[int, ...]:
         """A node's children, or for a rule reference the referenced rule's body."""
@@ -225,20 +233,21 @@ class GrammarProperties:
     @cached_property
     def reachable(self) -> set[str]:
         """Rules reachable from the root through references, macros and lookaheads."""
-        rules = self.graph.rules
-        if self.root not in rules:
+        graph = self.graph
+        if self.root not in graph.rules:
             return set()
         seen = {self.root}
         queue = deque([self.root])
         while queue:
-            rule = rules[queue.popleft()]
-            for expr in (rule.body, rule.lookahead):
-                if expr is None:
-                    continue
-                for name, _ in ast.referenced_rules(expr):
-                    if name in rules and name not in seen:
-                        seen.add(name)
-                        queue.append(name)
+            name = queue.popleft()
+            starts = [graph.body[name]]
+            if name in graph.lookahead:
+                starts.append(graph.lookahead[name])
+            for node in graph.descendants(starts):
+                for used in _rules_used_by(graph.nodes[node]):
+                    if used in graph.rules and used not in seen:
+                        seen.add(used)
+                        queue.append(used)
         return seen
 
     # -- FIRST and FOLLOW ----------------------------------------------------------------------
@@ -313,20 +322,12 @@ class GrammarProperties:
             constants[root] = constants[root].union(END_ONLY)
         return union_fixpoint(inherits, constants)
 
-    # -- convenience ---------------------------------------------------------------------------
-    def rule_nodes(self, name: str) -> Iterator[int]:
-        """The nodes of one rule's body, each once, pre-order."""
-        graph = self.graph
-        start = graph.body[name]
-        seen = {start}
-        stack = [start]
-        while stack:
-            node = stack.pop()
-            yield node
-            for kid in reversed(graph.children[node]):
-                if kid not in seen:
-                    seen.add(kid)
-                    stack.append(kid)
+def _rules_used_by(expr: ast.Expr) -> tuple[str, ...]:
+    if isinstance(expr, ast.RuleRef):
+        return (expr.name,)
+    if isinstance(expr, (ast.TagDispatch, ast.TokenTagDispatch)):
+        return tuple(name for _, name in expr.tags)
+    return ()
 
 
 def _first_constant(expr: ast.Expr) -> CharSet:

@@ -255,8 +255,14 @@ def nullable_loop_body(ctx: LintContext) -> Iterator[Diagnostic]:
 # -- GK206 ---------------------------------------------------------------------------------------
 def _whitespace_only(expr: ast.Expr) -> bool:
     """Whether ``expr`` matches only non-empty runs of space, tab, CR and LF (no rule lookups)."""
-    for node in ast.walk(expr):
+    seen = {id(expr)}
+    stack = [expr]
+    while stack:
+        node = stack.pop()
         if isinstance(node, ast.Choice):
+            fresh = [kid for kid in node.alternatives if id(kid) not in seen]
+            seen.update(id(kid) for kid in fresh)
+            stack.extend(fresh)
             continue
         if isinstance(node, ast.Literal):
             if not node.value or not CharSet.of_string(node.value).is_subset(WHITESPACE):
@@ -370,8 +376,10 @@ def duplicate_alternative(ctx: LintContext) -> Iterator[Diagnostic]:
             if isinstance(graph.nodes[alternative], ast.Choice):
                 stack.extend(reversed(graph.children[alternative]))
                 continue
-            earlier = first_seen.setdefault(keys[alternative], alternative)
-            if earlier != alternative:
+            earlier = first_seen.get(keys[alternative])
+            if earlier is None:
+                first_seen[keys[alternative]] = alternative
+            else:
                 yield warning(
                     "GK207", "this alternative repeats an earlier one"
                     f"{ctx.where(graph.nodes[earlier].span)}", graph.nodes[alternative].span,
@@ -501,7 +509,7 @@ def greedy_hex_escape(ctx: LintContext) -> Iterator[Diagnostic]:
         if token.type not in ("STRING", "CLASS"):
             continue
         raw: str = token.value
-        base = token.start_pos or 0
+        base = token.start
         i = 1
         while i < len(raw):
             if raw[i] != "\\" or i + 1 >= len(raw):

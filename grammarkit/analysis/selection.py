@@ -47,13 +47,15 @@ def enabled_codes(codes: Iterable[str], select: Sequence[str] | None = None,
     Raises
     ------
     ValueError
-        For an invalid selector, or one in the ``GK2`` range that matches no rule.
+        For an invalid selector, or one that matches neither a lint rule nor the errors (GK1).
     """
     codes = list(codes)
     chosen = [normalize_selector(s) for s in (select if select is not None else [ALL])]
     dropped = [normalize_selector(s) for s in (ignore or [])]
     for selector in (*chosen, *dropped):
-        if selector.startswith("GK2") and not any(code.startswith(selector) for code in codes):
+        if selector == ALL or selector.startswith("GK1"):
+            continue  # errors: always reported, so selecting them selects no lint rule
+        if not any(code.startswith(selector) for code in codes):
             raise ValueError(f"rule selector {selector!r} matches no lint rule")
     enabled = []
     for code in codes:
