@@ -163,3 +163,35 @@ def test_greedy_escape_span_covers_the_escape() -> None:
     (d,) = lint('root ::= "ok\\\\x41B \\x0041"')
     assert d.source is not None and d.span is not None
     assert d.source.text[d.span.start:d.span.end] == "\\x0041"
+
+
+@pytest.mark.xgrammar
+@pytest.mark.parametrize(("code", "bad", "where", "fixed"), CASES)
+def test_xgrammar_accepts_what_only_lint_complains_about(
+        code: str, bad: str, where: list[tuple[int, int]], fixed: str) -> None:
+    import xgrammar
+
+    xgrammar.Grammar.from_ebnf(bad)
+    xgrammar.Grammar.from_ebnf(fixed)
+
+
+@pytest.mark.xgrammar
+def test_xgrammar_semantics_behind_the_warnings() -> None:
+    import xgrammar
+    from xgrammar.testing import _is_grammar_accept_string as accepts
+
+    def grammar(text: str) -> xgrammar.Grammar:
+        return xgrammar.Grammar.from_ebnf(text)
+
+    nothing = grammar('root ::= "a" root')
+    assert not any(accepts(nothing, s) for s in ["", "a", "aa", "aaa"])
+    only_empty = grammar('root ::= x x\nx ::= "a"{0}')
+    assert accepts(only_empty, "") and not accepts(only_empty, "a")
+    empty_class = grammar('root ::= "a" | "b" []')
+    assert accepts(empty_class, "a") and not accepts(empty_class, "b")
+    any_char = grammar("root ::= [^]")
+    assert accepts(any_char, "\n") and accepts(any_char, "é")
+    assert "-1530494976" in str(grammar('root ::= "a"{0,1000000000000000}'))
+    assert "{1, -1}" in str(grammar('root ::= "a"{4294967297,}'))
+    greedy = grammar('root ::= "\\x41B"')
+    assert accepts(greedy, "\u041b") and not accepts(greedy, "AB")
