@@ -64,7 +64,8 @@ def is_cyclic(component: Sequence[int], successors: Sequence[Sequence[int]]) -> 
     return len(component) > 1 or component[0] in successors[component[0]]
 
 
-def union_fixpoint(successors: Sequence[Sequence[int]], constants: Sequence[CharSet]) -> list[CharSet]:
+def union_fixpoint(successors: Sequence[Sequence[int]],
+                   constants: Sequence[CharSet]) -> list[CharSet]:
     """The least sets with ``value[v] ⊇ constants[v]`` and ``value[v] ⊇ value[w]`` per edge v→w."""
     values: list[CharSet] = [EMPTY] * len(successors)
     for component in strongly_connected_components(successors):

@@ -63,25 +63,25 @@ class LintContext:
         return ast.Span(start, span.end)
 
 
+Check = Callable[[LintContext], Iterator[Diagnostic]]
+"""A rule's check: every diagnostic it finds in one grammar."""
+
+
 @dataclass(frozen=True)
 class LintRule:
-    """A registered rule: ``check`` yields its diagnostics for one grammar."""
+    """A registered rule: a stable code, a kebab-case name and its check."""
 
     code: str
     name: str
-    check: Callable[[LintContext], Iterator[Diagnostic]]
+    check: Check
 
 
 RULES: list[LintRule] = []
 """Every lint rule, in code order."""
 
 
-def _rule(code: str, name: str) -> Callable[
-    [Callable[[LintContext], Iterator[Diagnostic]]], Callable[[LintContext], Iterator[Diagnostic]]
-]:
-    def register(
-        check: Callable[[LintContext], Iterator[Diagnostic]],
-    ) -> Callable[[LintContext], Iterator[Diagnostic]]:
+def _rule(code: str, name: str) -> Callable[[Check], Check]:
+    def register(check: Check) -> Check:
         RULES.append(LintRule(code, name, check))
         return check
 
@@ -94,14 +94,8 @@ def _name_span(rule: ast.Rule) -> ast.Span | None:
     return ast.Span(rule.name_span.start, rule.name_span.start + len(rule.name))
 
 
-def _loop_spelling(repeat: ast.Repeat) -> str:
-    if repeat.op in ("*", "+", "?"):
-        return repeat.op
-    if repeat.max is None:
-        return f"{{{repeat.min},}}"
-    if repeat.min == repeat.max:
-        return f"{{{repeat.min}}}"
-    return f"{{{repeat.min},{repeat.max}}}"
+def _unbounded_loop_spelling(repeat: ast.Repeat) -> str:
+    return repeat.op if repeat.op in ("*", "+") else f"{{{repeat.min},}}"
 
 
 def _range_text(low: int, high: int) -> str:
@@ -245,9 +239,9 @@ def nullable_loop_body(ctx: LintContext) -> Iterator[Diagnostic]:
         if isinstance(expr, ast.Repeat) and expr.max is None:
             body = graph.children[node][0]
             if props.nullable[body]:
+                loop = _unbounded_loop_spelling(expr)
                 yield warning(
-                    "GK205",
-                    f"the body of this `{_loop_spelling(expr)}` loop can match the empty string",
+                    "GK205", f"the body of this `{loop}` loop can match the empty string",
                     expr.item.span,
                     "make the body non-empty: `(x?)*` is `x*`, `(\"\" | \"a\")+` is `\"a\"*`")
 
@@ -313,6 +307,7 @@ def unbounded_whitespace(ctx: LintContext) -> Iterator[Diagnostic]:
     graph = props.graph
     is_loop = _WhitespaceLoops(graph.rules)
     follow = props.follow
+    reported: set[int] = set()
     for name in graph.rules:
         start = graph.body[name]
         seen = {(start, False)}
@@ -322,7 +317,8 @@ def unbounded_whitespace(ctx: LintContext) -> Iterator[Diagnostic]:
             expr = graph.nodes[node]
             if is_loop(expr):
                 at_end = END in follow[node] and (node != start or name == ctx.root)
-                if in_loop or at_end:
+                if (in_loop or at_end) and node not in reported:
+                    reported.add(node)
                     where = ("inside another loop" if in_loop
                              else f"at the end of `{ctx.root}`'s text, before the end of input")
                     yield warning(
