@@ -94,7 +94,7 @@ def test_bad_selectors_raise(selector: str) -> None:
      'root ::= "a" b # grammarkit: ignore\nb ::= "x" | "x"', ["GK207"]),
     ("line above does not count", '# grammarkit: ignore\nroot ::= "a" | "a"', ["GK207"]),
     ("rule-wide for GK201", 'root ::= "a"\nold ::= "b" # grammarkit: ignore[GK201]', []),
-    ("CRLF lines", 'root ::= "a"\r\nold ::= "b" | "b" # grammarkit: ignore[GK201]\r\n', []),
+    ("CRLF lines", 'root ::= "a"\r\nold ::= "b" | "b" # grammarkit: ignore[GK201]\r\n', ["GK207"]),
     ("lone CR lines", 'root ::= "a" | "a"\rold ::= "b" # grammarkit: ignore\r', ["GK207"]),
 ])
 def test_suppression_comments(comment_line: str, text: str, expected: list[str]) -> None:
