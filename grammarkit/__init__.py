@@ -30,9 +30,23 @@ _EXPORTS = {
 }
 
 __all__ = [  # noqa: RUF022 - grouped by stage, like _EXPORTS
-    "Grammar", "GrammarError", "Diagnostic", "Severity", "lint", "SchemaError", "Vocabulary",
-    "VocabularyError", "TokenMatcher", "allocate_token_bitmask", "apply_token_bitmask", "check",
-    "CheckReport", "sample", "generate", "Completion", "__version__",
+    "Grammar",
+    "GrammarError",
+    "Diagnostic",
+    "Severity",
+    "lint",
+    "SchemaError",
+    "Vocabulary",
+    "VocabularyError",
+    "TokenMatcher",
+    "allocate_token_bitmask",
+    "apply_token_bitmask",
+    "check",
+    "CheckReport",
+    "sample",
+    "generate",
+    "Completion",
+    "__version__",
 ]
 
 if TYPE_CHECKING:

@@ -90,7 +90,11 @@ class Diagnostic:
             text = self.source.line_text(pos.line)
             gutter = " " * len(str(pos.line))
             end_pos = self.source.position(max(self.span.end, self.span.start))
-            width = end_pos.column - pos.column if end_pos.line == pos.line else len(text) - pos.column + 1
+            width = (
+                end_pos.column - pos.column
+                if end_pos.line == pos.line
+                else len(text) - pos.column + 1
+            )
             width = max(1, min(width, max(1, len(text) - pos.column + 1)))
             shown = text.expandtabs(1)[:200]
             lines.append(f"{gutter} |")

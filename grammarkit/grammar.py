@@ -42,7 +42,9 @@ class Grammar:
 
     # -- constructors ----------------------------------------------------------------------
     @classmethod
-    def from_ebnf(cls, text: str | bytes, root: str = "root", *, path: str | None = None) -> Grammar:
+    def from_ebnf(
+        cls, text: str | bytes, root: str = "root", *, path: str | None = None
+    ) -> Grammar:
         """Parse and check EBNF ``text``.
 
         Raises

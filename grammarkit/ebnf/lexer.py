@@ -28,6 +28,7 @@ MACRO_NAMES = frozenset(
     {"TagDispatch", "Token", "ExcludeToken", "TokenTagDispatch", "Regex", "Substring"}
 )
 
+_ATTRIBUTE_KEYS = ("max_tokens", "capture", "lazy", "stop_capture")
 _SPACE = re.compile(r"(?:[ \t\r\n]+|#[^\r\n]*)+")
 _NAME = re.compile(r"[A-Za-z_.\-][A-Za-z0-9_.\-]*")
 _PLAIN_STRING_RUN = re.compile(r'[^"\\\r\n\udc80-\udcff]+')
@@ -91,8 +92,9 @@ class Lexer:
         self.comments: list[tuple[str, Span]] = []
 
     # -- helpers ---------------------------------------------------------------------------
-    def _error(self, code: str, message: str, start: int, end: int | None = None,
-               hint: str | None = None) -> None:
+    def _error(
+        self, code: str, message: str, start: int, end: int | None = None, hint: str | None = None
+    ) -> None:
         self.diagnostics.append(error(code, message, Span(start, end if end else start + 1), hint))
 
     def _emit(self, kind: str, start: int, end: int, payload: Any = None) -> GkToken:
@@ -106,9 +108,7 @@ class Lexer:
         if m is None:
             return
         for c in re.finditer(r"#([^\r\n]*)", m.group()):
-            self.comments.append(
-                (c.group(1), Span(self.pos + c.start(), self.pos + c.end()))
-            )
+            self.comments.append((c.group(1), Span(self.pos + c.start(), self.pos + c.end())))
         self.pos = m.end()
 
     # -- token kinds -----------------------------------------------------------------------
@@ -125,20 +125,35 @@ class Lexer:
             if text[i] == "\\":
                 decoded = escapes.decode_escape(text, i)
                 if decoded is None:
-                    self._error("GK107", "invalid escape sequence in string literal", i, i + 2,
-                                _escape_hint(text, i, in_class=False))
+                    self._error(
+                        "GK107",
+                        "invalid escape sequence in string literal",
+                        i,
+                        i + 2,
+                        _escape_hint(text, i, in_class=False),
+                    )
                     i += 2 if i + 1 < len(text) and text[i + 1] not in "\r\n" else 1
                     continue
                 cp, length = decoded
                 chars.append(self._codepoint(cp, i, i + length))
                 i += length
             else:  # an undecodable byte
-                self._error("GK113", "invalid UTF-8 in string literal", i, i + 1,
-                            "save the grammar as UTF-8")
+                self._error(
+                    "GK113",
+                    "invalid UTF-8 in string literal",
+                    i,
+                    i + 1,
+                    "save the grammar as UTF-8",
+                )
                 i += 1
         if i >= len(text) or text[i] != '"':
-            self._error("GK106", "unterminated string literal", i, i + 1,
-                        'close the literal with `"` on the same line; write a newline as `\\n`')
+            self._error(
+                "GK106",
+                "unterminated string literal",
+                i,
+                i + 1,
+                'close the literal with `"` on the same line; write a newline as `\\n`',
+            )
             self.pos = i
             self._emit("STRING", start, i, "".join(chars))
             return
@@ -147,9 +162,14 @@ class Lexer:
 
     def _codepoint(self, cp: int, start: int, end: int) -> str:
         if cp > escapes.MAX_CODEPOINT:
-            self._error("GK114", f"escape names U+{cp:X}, beyond the last code point U+10FFFF",
-                        start, end, "a \\x escape takes every hex digit that follows it; "
-                        "write \\u or \\U with a fixed number of digits instead")
+            self._error(
+                "GK114",
+                f"escape names U+{cp:X}, beyond the last code point U+10FFFF",
+                start,
+                end,
+                "a \\x escape takes every hex digit that follows it; "
+                "write \\u or \\U with a fixed number of digits instead",
+            )
             return "\ufffd"
         return chr(cp)
 
@@ -164,8 +184,13 @@ class Lexer:
         while i < len(text) and text[i] != "]":
             c = text[i]
             if c in "\r\n":
-                self._error("GK108", "character class contains a line break", i, i + 1,
-                            "write a newline inside a class as `\\n`")
+                self._error(
+                    "GK108",
+                    "character class contains a line break",
+                    i,
+                    i + 1,
+                    "write a newline inside a class as `\\n`",
+                )
                 i += 1
                 continue
             if c == "-":
@@ -177,8 +202,13 @@ class Lexer:
             elif c == "\\":
                 decoded = escapes.decode_escape(text, i, in_class=True)
                 if decoded is None:
-                    self._error("GK107", "invalid escape sequence in character class", i, i + 2,
-                                _escape_hint(text, i, in_class=True))
+                    self._error(
+                        "GK107",
+                        "invalid escape sequence in character class",
+                        i,
+                        i + 2,
+                        _escape_hint(text, i, in_class=True),
+                    )
                     i += 2 if i + 1 < len(text) and text[i + 1] not in "\r\n" else 1
                     continue
                 cp, length = decoded
@@ -188,15 +218,25 @@ class Lexer:
                 items.append((cp, i, i + length, "char"))
                 i += length
             elif _INVALID_BYTE.match(c):
-                self._error("GK113", "invalid UTF-8 in character class", i, i + 1,
-                            "save the grammar as UTF-8")
+                self._error(
+                    "GK113",
+                    "invalid UTF-8 in character class",
+                    i,
+                    i + 1,
+                    "save the grammar as UTF-8",
+                )
                 i += 1
             else:
                 items.append((ord(c), i, i + 1, "char"))
                 i += 1
         if i >= len(text):
-            self._error("GK108", "unterminated character class", i, i + 1,
-                        "close the class with `]` (write a literal `]` as `\\]`)")
+            self._error(
+                "GK108",
+                "unterminated character class",
+                i,
+                i + 1,
+                "close the class with `]` (write a literal `]` as `\\]`)",
+            )
             self.pos = i
             self._emit("CLASS", start, i, self._class_ranges(items, negated, start))
             return
@@ -204,8 +244,9 @@ class Lexer:
         token = self._emit("CLASS", start, self.pos, None)
         token.payload = self._class_ranges(items, negated, start)
 
-    def _class_ranges(self, items: list[tuple[int, int, int, str]], negated: bool,
-                      start: int) -> tuple[CharClassValue, list[Diagnostic]]:
+    def _class_ranges(
+        self, items: list[tuple[int, int, int, str]], negated: bool, start: int
+    ) -> tuple[CharClassValue, list[Diagnostic]]:
         """Pair up ``a-b`` ranges as xgrammar's parser does; errors here are parse-phase."""
         ranges: list[tuple[int, int]] = []
         problems: list[Diagnostic] = []
@@ -213,27 +254,39 @@ class Lexer:
         while k < len(items):
             cp, s, e, kind = items[k]
             if kind == "special":
-                problems.append(error(
-                    "GK108", f"`{self.text[s:e]}` is not supported in an EBNF character class",
-                    Span(s, e), "list the characters instead, e.g. `[0-9]` for `\\d`, "
-                    "`[ \\t\\n\\r]` for `\\s`, `[a-zA-Z0-9_]` for `\\w`"))
+                problems.append(
+                    error(
+                        "GK108",
+                        f"`{self.text[s:e]}` is not supported in an EBNF character class",
+                        Span(s, e),
+                        "list the characters instead, e.g. `[0-9]` for `\\d`, "
+                        "`[ \\t\\n\\r]` for `\\s`, `[a-zA-Z0-9_]` for `\\w`",
+                    )
+                )
                 k += 1
                 continue
-            if (k + 2 < len(items) and items[k + 1][3] == "dash"
-                    and items[k + 2][3] in ("char", "dash")):
+            if (
+                k + 2 < len(items)
+                and items[k + 1][3] == "dash"
+                and items[k + 2][3] in ("char", "dash")
+            ):
                 hi = items[k + 2][0]
                 if cp > hi:
-                    problems.append(error(
-                        "GK108", "character range is reversed: lower bound "
-                        f"{escapes.class_char(cp)!r} is above upper bound "
-                        f"{escapes.class_char(hi)!r}", Span(s, items[k + 2][2]),
-                        f"write `{escapes.class_char(hi)}-{escapes.class_char(cp)}`"))
+                    problems.append(
+                        error(
+                            "GK108",
+                            "character range is reversed: lower bound "
+                            f"{escapes.class_char(cp)!r} is above upper bound "
+                            f"{escapes.class_char(hi)!r}",
+                            Span(s, items[k + 2][2]),
+                            f"write `{escapes.class_char(hi)}-{escapes.class_char(cp)}`",
+                        )
+                    )
                 else:
                     ranges.append((cp, hi))
                 k += 3
                 continue
-            if (k + 2 < len(items) and items[k + 1][3] == "dash"
-                    and items[k + 2][3] == "special"):
+            if k + 2 < len(items) and items[k + 1][3] == "dash" and items[k + 2][3] == "special":
                 # xgrammar reports the special escape first, at its own position.
                 ranges.append((cp, cp))
                 k += 1
@@ -260,35 +313,67 @@ class Lexer:
         self._emit(kind, start, self.pos, (name, ()))
 
     def _attribute_block(self, name: str) -> tuple[Attribute, ...] | None:
-        """Scan ``[max_tokens=N, capture="x", ...]`` followed by ``::=``; ``None`` if not one."""
-        pattern = re.compile(
-            r"\[[ \t]*((?:(?:max_tokens[ \t]*=[ \t]*[0-9]{1,10}(?![0-9])"
-            r'|capture(?:[ \t]*=[ \t]*"[^"\\\r\n\0]*")?)[ \t]*,[ \t]*)*'
-            r'(?:max_tokens[ \t]*=[ \t]*[0-9]{1,10}(?![0-9])|capture(?:[ \t]*=[ \t]*"[^"\\\r\n\0]*")?))'
-            r"[ \t]*\](?=[ \t]*::=)"
-        )
-        m = pattern.match(self.text, self.pos)
-        if m is None:
-            return None
+        """Scan ``[max_tokens=N, capture="x", lazy, ...]`` before ``::=``; ``None`` if not one.
+
+        Mirrors xgrammar 0.2.8: each attribute at most once, separated by commas, spaces and
+        tabs allowed; anything else means the bracket is an ordinary character class.
+        """
+        text, name_start = self.text, self.pos - len(name)
+        i = self.pos + 1
         attributes: list[Attribute] = []
-        base = self.pos + m.start(1)
-        seen: set[str] = set()
-        for part in re.finditer(r'(max_tokens|capture)(?:[ \t]*=[ \t]*("[^"]*"|[0-9]+))?', m.group(1)):
-            key, raw = part.group(1), part.group(2)
-            if key in seen:
-                return None  # xgrammar accepts each attribute at most once
-            seen.add(key)
-            span = Span(base + part.start(), base + part.end())
-            value: int | str | None
+
+        def skip(j: int) -> int:
+            while j < len(text) and text[j] in " \t":
+                j += 1
+            return j
+
+        while True:
+            i = skip(i)
+            key = next(
+                (
+                    k
+                    for k in _ATTRIBUTE_KEYS
+                    if text.startswith(k, i) and all(a.key != k for a in attributes)
+                ),
+                None,
+            )
+            if key is None:
+                return None
+            start = i
+            i = skip(i + len(key))
+            value: int | str | None = None
             if key == "max_tokens":
-                value = int(raw) if raw else None
-            else:
-                value = raw[1:-1] if raw else name
-                if value == "":
-                    self._error("GK112", "the capture name must not be empty", span.start,
-                                span.end, 'write `capture` alone or `capture="name"`')
-            attributes.append(Attribute(key, value, span))
-        self.pos += m.end() - m.start()
+                m = re.compile(r"=[ \t]*([0-9]{1,10})(?![0-9])").match(text, i)
+                if m is None:
+                    return None
+                value, i = int(m.group(1)), m.end()
+            elif key in ("capture", "stop_capture"):
+                m = re.compile(r'=[ \t]*"([^"\\\r\n\0]*)"').match(text, i)
+                if m is not None:
+                    value, i = m.group(1), m.end()
+                elif key == "capture":
+                    value = name
+                else:
+                    return None
+            attributes.append(Attribute(key, value, Span(start, i)))
+            i = skip(i)
+            if i < len(text) and text[i] == ",":
+                i += 1
+                continue
+            break
+        if i >= len(text) or text[i] != "]" or not text.startswith("::=", skip(i + 1)):
+            return None
+        for attribute in attributes:
+            if attribute.value == "":
+                what = "capture" if attribute.key == "capture" else "stop capture"
+                self._error(
+                    "GK112",
+                    f"the {what} name must not be empty",
+                    name_start,
+                    self.pos,
+                    f'write `{attribute.key}="name"`',
+                )
+        self.pos = i + 1
         return tuple(attributes)
 
     def _integer(self) -> None:
@@ -299,8 +384,14 @@ class Lexer:
             value = value * 10 + ord(self.text[i]) - 48
             i += 1
             if value > MAX_INTEGER:
-                self._error("GK110", f"integer is too large (more than {MAX_INTEGER:.0e})",
-                            start, i, "repetition bounds and token ids must be at most 10^15")
+                # xgrammar blames the character after the digit that overflowed
+                self._error(
+                    "GK110",
+                    f"integer `{self.text[start:i]}...` is larger than 10^15",
+                    i,
+                    i + 1,
+                    "repetition bounds and token ids must be at most 10^15",
+                )
                 while i < len(self.text) and self.text[i] in "0123456789":
                     i += 1
                 value = MAX_INTEGER
@@ -332,8 +423,13 @@ class Lexer:
                     self.pos += 3
                     self._emit("ASSIGN", start, self.pos)
                 else:
-                    self._error("GK102", "unexpected character `:`", start, start + 1,
-                                "a rule is defined with `::=`")
+                    self._error(
+                        "GK102",
+                        "unexpected character `:`",
+                        start,
+                        start + 1,
+                        "a rule is defined with `::=`",
+                    )
                     self.pos += 1
             elif c == '"':
                 self._string()
@@ -345,9 +441,13 @@ class Lexer:
                 self._integer()
             else:
                 shown = c if c.isprintable() and not _INVALID_BYTE.match(c) else repr(c)[1:-1]
-                hint = ("literals use double quotes" if c == "'" else
-                        "save the grammar as UTF-8" if _INVALID_BYTE.match(c) else
-                        "only rules, literals, classes, groups and operators may appear here")
+                hint = (
+                    "literals use double quotes"
+                    if c == "'"
+                    else "save the grammar as UTF-8"
+                    if _INVALID_BYTE.match(c)
+                    else "only rules, literals, classes, groups and operators may appear here"
+                )
                 self._error("GK102", f"unexpected character `{shown}`", start, start + 1, hint)
                 self.pos += 1
         self._emit("$END", len(text), len(text))
@@ -362,19 +462,35 @@ class Lexer:
             if token.type != "ASSIGN":
                 continue
             if i == 0:
-                self._error("GK109", "`::=` without a rule name before it", token.start,
-                            token.end, "write `name ::= ...`")
+                self._error(
+                    "GK109",
+                    "`::=` without a rule name before it",
+                    token.start,
+                    token.end,
+                    "write `name ::= ...`",
+                )
                 continue
             prev = tokens[i - 1]
             if prev.type not in ("IDENT", "MACRO"):
-                self._error("GK109", f"`::=` must follow a rule name, not `{prev.value}`",
-                            prev.start, prev.end,
-                            "rule names are made of letters, digits, `_`, `-` and `.`")
+                # xgrammar points at the last token before `::=`; a class ends with its `]`.
+                at = prev.end - 1 if prev.type == "CLASS" else prev.start
+                self._error(
+                    "GK109",
+                    f"`::=` must follow a rule name, not `{prev.value}`",
+                    at,
+                    prev.end,
+                    "rule names are made of letters, digits, `_`, `-` and `.`; "
+                    "attributes are `name[max_tokens=N, capture]`",
+                )
                 continue
             if i >= 2 and lines.line_of(tokens[i - 2].start) == lines.line_of(prev.start):
-                self._error("GK109", f"rule name `{prev.payload[0]}` must be the first token on "
-                            "its line", prev.start, prev.end,
-                            "start the new rule on a line of its own")
+                self._error(
+                    "GK109",
+                    f"rule name `{prev.payload[0]}` must be the first token on its line",
+                    prev.start,
+                    prev.end,
+                    "start the new rule on a line of its own",
+                )
             prev.type = "RULE_NAME"
 
 

@@ -19,7 +19,7 @@ from importlib import resources
 from typing import Any, ClassVar
 
 from lark import Lark, Tree
-from lark.exceptions import UnexpectedInput, UnexpectedToken
+from lark.exceptions import UnexpectedToken
 from lark.lexer import Lexer as LarkLexer
 
 from grammarkit.diagnostics import Diagnostic, error
@@ -69,7 +69,13 @@ class _TokenFeed(LarkLexer):
 @lru_cache(maxsize=1)
 def _lark() -> Lark:
     source = resources.files("grammarkit.ebnf").joinpath("syntax.lark").read_text("utf-8")
-    return Lark(source, parser="lalr", lexer=_TokenFeed, start="rule", propagate_positions=True)
+    return Lark(
+        source,
+        parser="lalr",
+        lexer=_TokenFeed,
+        start=["rule", "macro_call"],
+        propagate_positions=True,
+    )
 
 
 @dataclass(frozen=True)
@@ -118,6 +124,21 @@ def parse(text: str, root: str = "root") -> ParseResult:
         rule = _RuleBuilder(chunk, follower, names, problems).build()
         if rule is not None:
             rules.append(rule)
+    for rule in rules:
+        if rule.lookahead is not None:
+            problem = _lookahead_problem(rule.lookahead)
+            if problem is not None:
+                problems.add(
+                    5,
+                    0,
+                    error(
+                        "GK115",
+                        problem,
+                        rule.lookahead.span,
+                        "a lookahead is one sequence of plain elements; "
+                        "move alternatives into a helper rule",
+                    ),
+                )
     comments = tuple(ast.Comment(t, s) for t, s in lexed.comments)
     return ParseResult(ast.GrammarAST(tuple(rules), comments), problems.sorted())
 
@@ -130,19 +151,40 @@ def _rule_names(tokens: list[GkToken], root: str, problems: _Problems) -> set[st
         name = token.payload[0]
         if name in names:
             first = names[name]
-            problems.add(2, i, error(
-                "GK104", f"rule `{name}` is defined more than once", _span(token),
-                f"the first definition is at offset {first.start_pos}; rename or merge them "
-                "into one rule with `|`"))
+            problems.add(
+                2,
+                i,
+                error(
+                    "GK104",
+                    f"rule `{name}` is defined more than once",
+                    _span(token),
+                    f"the first definition is at offset {first.start_pos}; rename or merge them "
+                    "into one rule with `|`",
+                ),
+            )
         else:
             names[name] = token
     if root not in names:
         hint = _did_you_mean(root, names) or (
             f"define `{root} ::= ...`" if names else f"a grammar needs at least `{root} ::= ...`"
         )
-        problems.add(3, 0, error("GK105", f"the root rule `{root}` is not defined",
-                                 _span(tokens[0]), hint))
+        problems.add(
+            3, 0, error("GK105", f"the root rule `{root}` is not defined", _span(tokens[0]), hint)
+        )
     return set(names)
+
+
+def _lookahead_problem(expr: ast.Expr) -> str | None:
+    """What xgrammar 0.2.8 rejects in a lookahead after parsing (it names no position)."""
+    if isinstance(expr, ast.Choice):
+        return "alternatives `|` directly inside a lookahead are not supported"
+    if (isinstance(expr, ast.Literal) and not expr.value) or expr == ast.Sequence(()):
+        return "a lookahead must not be the empty string"
+    kinds = {ast.TagDispatch: "TagDispatch", ast.RegexMacro: "Regex", ast.Substring: "Substring"}
+    for kind, name in kinds.items():
+        if isinstance(expr, kind):
+            return f"{name} cannot stand alone in a lookahead"
+    return None
 
 
 def _did_you_mean(name: str, candidates: Any) -> str | None:
@@ -150,8 +192,7 @@ def _did_you_mean(name: str, candidates: Any) -> str | None:
     return f"did you mean `{close[0]}`?" if close else None
 
 
-def _split_rules(tokens: list[GkToken],
-                 problems: _Problems) -> list[tuple[list[GkToken], GkToken]]:
+def _split_rules(tokens: list[GkToken], problems: _Problems) -> list[tuple[list[GkToken], GkToken]]:
     """Split the token stream into rule definitions, each with the token that follows it."""
     chunks: list[tuple[list[GkToken], GkToken]] = []
     current: list[GkToken] | None = None
@@ -163,9 +204,16 @@ def _split_rules(tokens: list[GkToken],
                 break
             current = [token]
         elif current is None:
-            problems.add(4, token.seq, error(
-                "GK101", f"expected a rule definition, found `{token.value}`", _span(token),
-                "every definition starts a line with `name ::=`"))
+            problems.add(
+                4,
+                token.seq,
+                error(
+                    "GK101",
+                    f"expected a rule definition, found `{token.value}`",
+                    _span(token),
+                    "every definition starts a line with `name ::=`",
+                ),
+            )
             current = []  # the rest up to the next rule name is part of this error
         else:
             current.append(token)
@@ -175,30 +223,31 @@ def _split_rules(tokens: list[GkToken],
 class _RuleBuilder:
     """Parses one rule definition and builds its AST node."""
 
-    def __init__(self, tokens: list[GkToken], follower: GkToken, names: set[str],
-                 problems: _Problems):
+    def __init__(
+        self, tokens: list[GkToken], follower: GkToken, names: set[str], problems: _Problems
+    ):
         self.tokens = tokens
         self.follower = follower
         self.names = names
         self.problems = problems
 
-    def _add(self, index: int, code: str, message: str, span: ast.Span,
-             hint: str | None = None) -> None:
+    def _add(
+        self, index: int, code: str, message: str, span: ast.Span, hint: str | None = None
+    ) -> None:
         self.problems.add(4, index, error(code, message, span, hint))
 
     def build(self) -> ast.Rule | None:
         end = len(self.tokens)
-        tree: Tree | None = None
         if not self._check_nesting():
             return None
+        macro_error = self._parse_macros()
         try:
-            tree = _lark().parse(self.tokens)  # lark takes our tokens as its text
+            tree = _lark().parse(self.tokens, start="rule")  # our tokens are lark's text
         except UnexpectedToken as exc:
-            end = self._syntax_error(exc)
-        except UnexpectedInput as exc:  # pragma: no cover - other lark failures
-            self._add(self.tokens[-1].seq, "GK101", str(exc), _span(self.tokens[-1]))
-            end = len(self.tokens)
-        self._check_references(self.tokens[:end])
+            tree = None
+            if macro_error is None or self._error_seq(exc) < macro_error:
+                self._syntax_error(exc)
+        self._check_tokens()
         for token in self.tokens[:end]:
             if token.type == "CLASS":
                 for d in token.payload[1]:
@@ -207,38 +256,73 @@ class _RuleBuilder:
             return None
         return self._rule(tree)
 
+    def _parse_macros(self) -> int | None:
+        """Parse and check each macro call on its own, as xgrammar does before reading on.
+
+        Returns the token index of the first syntax error inside a macro call, if any.
+        """
+        self.macros: dict[int, ast.Expr] = {}
+        tokens = self.tokens
+        k = 0
+        while k < len(tokens):
+            if tokens[k].type != "MACRO" or k + 1 == len(tokens) or tokens[k + 1].type != "LPAR":
+                k += 1
+                continue
+            depth = 0
+            stop = len(tokens)
+            for j in range(k + 1, len(tokens)):
+                if tokens[j].type in ("LPAR", "LOOKAHEAD"):
+                    depth += 1
+                elif tokens[j].type == "RPAR":
+                    depth -= 1
+                    if depth == 0:
+                        stop = j + 1
+                        break
+            try:
+                tree = _lark().parse(tokens[k:stop], start="macro_call")
+            except UnexpectedToken as exc:
+                if exc.token.type == "$END" and stop < len(tokens):
+                    exc.token = tokens[stop]  # the call ended early: blame what follows
+                self._syntax_error(exc)
+                return self._error_seq(exc)
+            self.macros[tokens[k].seq] = self._expr(tree)
+            k = stop
+        return None
+
     # -- checks on the token stream --------------------------------------------------------
     def _check_nesting(self) -> bool:
+        """Groups and argument tuples share xgrammar's limit of 1000 open parentheses."""
         depth = 0
-        macro_depth = 0
-        kinds: list[str] = []
+        counted: list[bool] = []  # per open parenthesis: does it count towards the limit?
         for k, token in enumerate(self.tokens):
             if token.type == "LPAR":
-                after_macro = k > 0 and self.tokens[k - 1].type == "MACRO"
-                if macro_depth or after_macro:
-                    macro_depth += 1
-                    kinds.append("macro")
-                else:
+                is_call = k > 0 and self.tokens[k - 1].type == "MACRO"
+                counted.append(not is_call)
+                if not is_call:
                     depth += 1
-                    kinds.append("group")
                     if depth > MAX_NESTING:
-                        prev = self.tokens[k - 1]
-                        self._add(token.seq, "GK111",
-                                  f"groups are nested more than {MAX_NESTING} levels deep",
-                                  _span(prev), "flatten the expression into named rules")
+                        self._add(
+                            token.seq,
+                            "GK111",
+                            f"parentheses are nested more than {MAX_NESTING} levels deep",
+                            _span(self.tokens[k - 1]),
+                            "flatten the expression into named rules",
+                        )
                         return False
             elif token.type == "LOOKAHEAD":
-                kinds.append("lookahead")
-            elif token.type == "RPAR" and kinds:
-                kind = kinds.pop()
-                if kind == "macro":
-                    macro_depth -= 1
-                elif kind == "group":
-                    depth -= 1
+                counted.append(False)
+            elif token.type == "RPAR" and counted:
+                depth -= counted.pop()
         return True
 
-    def _check_references(self, tokens: list[GkToken]) -> None:
-        """Undefined rule references in element position (macro arguments are checked later)."""
+    def _check_tokens(self) -> None:
+        """Undefined rule references and non-integer bounds, found on the token stream.
+
+        Checked here rather than on the tree so they are found even in a rule with a syntax
+        error further on, as xgrammar (which reads left to right) finds them. Rule names in
+        macro arguments are checked with the macro.
+        """
+        tokens = self.tokens
         macro_depth = 0
         in_braces = False
         for k, token in enumerate(tokens):
@@ -251,14 +335,43 @@ class _RuleBuilder:
                 in_braces = True
             elif kind == "RBRACE":
                 in_braces = False
-            elif kind == "IDENT" and not macro_depth and not in_braces:
+            elif kind == "INT" and in_braces and k >= 3 and tokens[k - 1].type == "COMMA":
+                low, high = tokens[k - 2].payload, token.payload
+                if tokens[k - 2].type == "INT" and high < low:
+                    self._add(
+                        token.seq,
+                        "GK110",
+                        f"repetition bounds are reversed: {low} > {high}",
+                        _span(token),
+                        f"write `{{{high},{low}}}`",
+                    )
+            elif kind == "IDENT" and not macro_depth and in_braces:
+                after_comma = k >= 3 and tokens[k - 1].type == "COMMA"
+                if token.value != "-1" and after_comma:
+                    self._add(
+                        token.seq,
+                        "GK101",
+                        f"expected an integer upper bound, found `{token.value}`",
+                        _span(token),
+                        "write `{m,n}`, or `{m,}` for no upper bound",
+                    )
+            elif kind == "IDENT" and not macro_depth:
                 name = token.payload[0]
                 if name not in self.names:
                     self._undefined(token.seq, name, _span(token))
 
     def _undefined(self, index: int, name: str, span: ast.Span) -> None:
-        self._add(index, "GK103", f"rule `{name}` is not defined", span,
-                  _did_you_mean(name, self.names) or f"define it with `{name} ::= ...`")
+        self._add(
+            index,
+            "GK103",
+            f"rule `{name}` is not defined",
+            span,
+            _did_you_mean(name, self.names) or f"define it with `{name} ::= ...`",
+        )
+
+    def _error_seq(self, exc: UnexpectedToken) -> int:
+        token = exc.token
+        return token.seq if isinstance(token, GkToken) else self.follower.seq
 
     def _syntax_error(self, exc: UnexpectedToken) -> int:
         token = exc.token
@@ -268,8 +381,11 @@ class _RuleBuilder:
             follower = self.follower
             index = follower.seq
             span = _span(follower)
-            found = (f"the next rule `{follower.value}`" if follower.type == "RULE_NAME"
-                     else "the end of the grammar")
+            found = (
+                f"the next rule `{follower.value}`"
+                if follower.type == "RULE_NAME"
+                else "the end of the grammar"
+            )
             end = len(self.tokens)
         else:
             index = token.seq
@@ -291,8 +407,14 @@ class _RuleBuilder:
             lookahead = self._expr(tree.children[3].children[1])
         name, attributes = name_token.payload
         meta = tree.meta
-        return ast.Rule(name, body, lookahead, attributes,
-                        ast.Span(meta.start_pos, meta.end_pos), _span(name_token))
+        return ast.Rule(
+            name,
+            body,
+            lookahead,
+            attributes,
+            ast.Span(meta.start_pos, meta.end_pos),
+            _span(name_token),
+        )
 
     def _expr(self, tree: Tree) -> ast.Expr:
         """Build the AST for a ``choices`` subtree, iteratively (trees can be very deep)."""
@@ -348,18 +470,10 @@ class _RuleBuilder:
     def _between(self, node: Tree, values: list[Any]) -> tuple[int, int | None, str]:
         low: int = values[1].payload
         bound: GkToken = values[3]
-        if bound.type == "IDENT":
-            if bound.value == "-1":
-                return low, None, "{}"
-            self._add(bound.seq, "GK101", f"expected an integer upper bound, found "
-                      f"`{bound.value}`", _span(bound), "write `{m,n}`, or `{m,}` for no bound")
+        if bound.type == "IDENT":  # `-1`, or a name already reported by _check_tokens
             return low, None, "{}"
-        high: int = bound.payload
-        if high < low:
-            self._add(bound.seq, "GK110", f"repetition bounds are reversed: {low} > {high}",
-                      _span(bound), f"write `{{{high},{low}}}`")
-            return high, low, "{}"
-        return low, high, "{}"
+        high: int = bound.payload  # reversed bounds are reported by _check_tokens
+        return min(low, high), max(low, high), "{}"
 
     def _bound(self, node: Tree, values: list[Any]) -> GkToken:
         return values[0]
@@ -386,16 +500,19 @@ class _RuleBuilder:
     # -- macros ------------------------------------------------------------------------------
     def _value(self, node: Tree, values: list[Any]) -> Any:
         value = values[0]
-        if isinstance(value, _Tuple):
+        if isinstance(value, (_Tuple, _Scalar)):
             return value
-        return _Scalar(value.type, value.payload if value.type != "IDENT" else value.payload[0],
-                       value)
+        return _Scalar(value.type, value.payload, value)
+
+    def _name(self, node: Tree, values: list[Any]) -> Any:
+        token: GkToken = values[0]
+        return _Scalar("IDENT", token.payload[0], token)
 
     def _tuple(self, node: Tree, values: list[Any]) -> Any:
         return _Tuple([v for v in values if isinstance(v, (_Scalar, _Tuple))])
 
     def _named_arg(self, node: Tree, values: list[Any]) -> Any:
-        return (values[0].payload[0], values[2])
+        return (values[0].value, values[2])
 
     def _positional_arg(self, node: Tree, values: list[Any]) -> Any:
         return (None, values[0])
@@ -404,7 +521,12 @@ class _RuleBuilder:
         return [v for v in values if isinstance(v, tuple)]
 
     def _macro(self, node: Tree, values: list[Any]) -> ast.Expr:
+        return values[0]
+
+    def _macro_call(self, node: Tree, values: list[Any]) -> ast.Expr:
         name_token: GkToken = values[0]
+        if name_token.seq in self.macros:
+            return self.macros[name_token.seq]
         lpar: GkToken = values[1]
         rpar: GkToken = values[-1]
         args = values[2] if len(values) == 4 else []
@@ -414,8 +536,7 @@ class _RuleBuilder:
             if k is not None:
                 named[k] = v
         span = self._meta_span(node)
-        macro = _Macro(self, name_token.payload[0], positional, named, _span(lpar), rpar.seq,
-                       span)
+        macro = _Macro(self, name_token.payload[0], positional, named, _span(lpar), rpar.seq, span)
         return macro.build()
 
     _handlers: ClassVar[dict[str, Callable[[_RuleBuilder, Tree, list[Any]], Any]]] = {}
@@ -440,8 +561,16 @@ class _MacroError(Exception):
 class _Macro:
     """Checks one macro call's arguments with xgrammar's rules and messages."""
 
-    def __init__(self, builder: _RuleBuilder, name: str, positional: list[Any],
-                 named: dict[str, Any], at: ast.Span, index: int, span: ast.Span):
+    def __init__(
+        self,
+        builder: _RuleBuilder,
+        name: str,
+        positional: list[Any],
+        named: dict[str, Any],
+        at: ast.Span,
+        index: int,
+        span: ast.Span,
+    ):
         self.builder = builder
         self.name = name
         self.positional = positional
@@ -464,15 +593,18 @@ class _Macro:
         for key in self.named:
             if key not in allowed:
                 options = ", ".join(sorted(allowed)) or "none"
-                raise self.fail(f"unknown named argument `{key}` for {self.name}",
-                                f"{self.name} accepts: {options}")
+                raise self.fail(
+                    f"unknown named argument `{key}` for {self.name}",
+                    f"{self.name} accepts: {options}",
+                )
 
     def _rule_name(self, value: Any) -> str:
         if not (isinstance(value, _Scalar) and value.kind == "IDENT"):
-            raise self.fail("rule reference must be a rule name", "write `(\"tag\", rule_name)`")
+            raise self.fail("rule reference must be a rule name", 'write `("tag", rule_name)`')
         name: str = value.value
         if name not in self.builder.names:
-            self.builder._undefined(self.seq, name, _span(value.token))
+            # xgrammar reports a macro's errors at its `(`; the span runs on to the name.
+            self.builder._undefined(self.seq, name, ast.Span(self.at.start, value.token.end))
             raise _MacroError(name)
         return name
 
@@ -507,8 +639,10 @@ class _Macro:
         tags = []
         for value in self.positional:
             if not isinstance(value, _Tuple):
-                raise self.fail("each TagDispatch argument must be a (tag, rule) pair",
-                                'write `("<tag>", rule_name)`')
+                raise self.fail(
+                    "each TagDispatch argument must be a (tag, rule) pair",
+                    'write `("<tag>", rule_name)`',
+                )
             if len(value.items) != 2:
                 raise self.fail("each TagDispatch argument must be a pair (tag, rule)")
             tag = value.items[0]
@@ -528,8 +662,10 @@ class _Macro:
         for exclude in excludes:
             for tag, _ in tags:
                 if tag.startswith(exclude):
-                    raise self.fail(f"exclude {quote_string(exclude)} is a prefix of tag "
-                                    f"{quote_string(tag)}", "the tag could never be matched")
+                    raise self.fail(
+                        f"exclude {quote_string(exclude)} is a prefix of tag {quote_string(tag)}",
+                        "the tag could never be matched",
+                    )
         return ast.TagDispatch(tuple(tags), loop, tuple(excludes), self.span)
 
     def _tokentagdispatch(self) -> ast.Expr:
@@ -601,37 +737,52 @@ _RuleBuilder._handlers = {
     "char_class": _RuleBuilder._char_class,
     "rule_ref": _RuleBuilder._rule_ref,
     "macro": _RuleBuilder._macro,
+    "macro_call": _RuleBuilder._macro_call,
     "macro_args": _RuleBuilder._macro_args,
     "named_arg": _RuleBuilder._named_arg,
     "positional_arg": _RuleBuilder._positional_arg,
     "value": _RuleBuilder._value,
+    "name": _RuleBuilder._name,
     "tuple": _RuleBuilder._tuple,
 }
 
 
-def _explain_syntax(found: str, expected: list[str], exc: UnexpectedToken,
-                    tokens: list[GkToken], end: int) -> tuple[str, str | None]:
+def _explain_syntax(
+    found: str, expected: list[str], exc: UnexpectedToken, tokens: list[GkToken], end: int
+) -> tuple[str, str | None]:
     prev = tokens[end - 1] if end > 0 else None
     token = exc.token
-    if prev is not None and prev.type in ("STAR", "PLUS", "QMARK", "RBRACE") and token.type in (
-        "STAR", "PLUS", "QMARK", "LBRACE"
+    if (
+        prev is not None
+        and prev.type in ("STAR", "PLUS", "QMARK", "RBRACE")
+        and token.type in ("STAR", "PLUS", "QMARK", "LBRACE")
     ):
-        return (f"a second quantifier {found} follows `{prev.value}`",
-                "only one postfix operator per element; group it: `(x+)?`")
+        return (
+            f"a second quantifier {found} follows `{prev.value}`",
+            "only one postfix operator per element; group it: `(x+)?`",
+        )
     if token.type == "LOOKAHEAD" or (prev is not None and _ends_lookahead(tokens, end)):
-        return (f"unexpected {found} after the lookahead",
-                "a lookahead `(= ...)` may appear once, at the very end of a rule body")
+        return (
+            f"unexpected {found} after the lookahead",
+            "a lookahead `(= ...)` may appear once, at the very end of a rule body",
+        )
     if token.type == "LOOKAHEAD":
         return ("a lookahead `(= ...)` must end the rule body", None)
-    if prev is not None and prev.type in ("ASSIGN", "PIPE") and token.type in (
-        "$END", "PIPE", "RPAR", "LOOKAHEAD"
+    if (
+        prev is not None
+        and prev.type in ("ASSIGN", "PIPE")
+        and token.type in ("$END", "PIPE", "RPAR", "LOOKAHEAD")
     ):
         what = "an empty rule body" if prev.type == "ASSIGN" else "an empty alternative"
-        return (f"expected an element, found {found}",
-                f"{what} is not allowed; write `\"\"` to match the empty string")
+        return (
+            f"expected an element, found {found}",
+            f'{what} is not allowed; write `""` to match the empty string',
+        )
     if token.type == "BOOL":
-        return (f"expected an element, found {found}",
-                "`true` and `false` are reserved words; rename the rule")
+        return (
+            f"expected an element, found {found}",
+            "`true` and `false` are reserved words; rename the rule",
+        )
     shown = ", ".join(expected[:8])
     return (f"unexpected {found}; expected {'one of ' if len(expected) > 1 else ''}{shown}", None)
 
