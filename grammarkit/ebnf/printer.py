@@ -1,0 +1,326 @@
+"""The canonical printer: an AST back to dialect text, as ``grammarkit fmt`` writes it.
+
+Layout
+------
+* one definition per rule, ``name[attributes] ::= body (= lookahead)``;
+* redundant grouping is dropped: nested sequences and alternations are flattened, one-element
+  groups unwrapped, and parentheses appear only where precedence needs them
+  (alternation < sequence < postfix);
+* quantifiers are spelled from their bounds: ``?``, ``*``, ``+``, ``{m}``, ``{m,}``, ``{m,n}``;
+* literals and classes are re-escaped canonically (:mod:`grammarkit.ebnf.escapes`);
+* a rule longer than :data:`LINE_LENGTH` whose body is an alternation puts each alternative on
+  its own line, continuation lines starting with an indented ``|``;
+* comments are kept: a comment on the line where a rule ends trails it, any other comment is
+  printed on its own line before the next rule, and comments from inside a rule body move just
+  above that rule. Blank lines between rules and comment groups are kept (several become one).
+
+The output parses back to :func:`canonical_expr` of every rule, so printing is idempotent and
+preserves the language.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from grammarkit.ebnf.ast import (
+    Attribute,
+    CharClass,
+    Choice,
+    Comment,
+    Expr,
+    GrammarAST,
+    Literal,
+    RegexMacro,
+    Repeat,
+    Rule,
+    RuleRef,
+    Sequence,
+    Substring,
+    TagDispatch,
+    TokenSet,
+    TokenTagDispatch,
+    children,
+)
+from grammarkit.ebnf.escapes import class_char, quote_string
+
+LINE_LENGTH = 100
+"""Rules longer than this are wrapped at their top-level ``|``."""
+
+CONTINUATION_INDENT = "    "
+"""What precedes the ``|`` of a wrapped rule's continuation lines."""
+
+# Binding strength: an operand weaker than its context needs parentheses.
+_CHOICE, _SEQUENCE, _POSTFIX, _ATOM = range(4)
+
+_LINE_BREAK = re.compile(r"\r\n|\r|\n")
+
+
+def print_grammar(grammar: GrammarAST, source: str | None = None) -> str:
+    """The canonical text of ``grammar``, ending with a newline.
+
+    Parameters
+    ----------
+    grammar
+        The rules and comments to print.
+    source
+        The text ``grammar`` was parsed from. With it, comments that end a rule's line stay on
+        that line and blank lines between rules survive; without it every comment gets a line
+        of its own and rules follow each other directly.
+    """
+    blocks = _layout(grammar, source)
+    lines: list[str] = []
+    previous_end: int | None = None
+    for block in blocks:
+        if lines and _has_blank_line(source, previous_end, block.start):
+            lines.append("")
+        lines.extend(block.lines)
+        previous_end = block.end
+    return "".join(line + "\n" for line in lines)
+
+
+def print_rule(rule: Rule) -> str:
+    """The canonical text of one rule, without comments or a final newline."""
+    head = f"{rule.name}{_attributes(rule)} ::= "
+    tail = "" if rule.lookahead is None else f" (= {print_expr(rule.lookahead)})"
+    body = canonical_expr(rule.body)
+    if not isinstance(body, Choice):
+        return head + _print(body, _CHOICE) + tail
+    alternatives = [_print(alternative, _CHOICE) for alternative in body.alternatives]
+    one_line = head + " | ".join(alternatives) + tail
+    if len(one_line) <= LINE_LENGTH:
+        return one_line
+    return head + f"\n{CONTINUATION_INDENT}| ".join(alternatives) + tail
+
+
+def print_expr(expr: Expr) -> str:
+    """The canonical text of an expression, as it would appear as a whole rule body."""
+    return _print(canonical_expr(expr), _CHOICE)
+
+
+def canonical_expr(expr: Expr) -> Expr:
+    """``expr`` with its grouping made canonical, the form the printed text parses back to.
+
+    Sequences in sequences and alternations in alternations are spliced into their parent,
+    one-element groups are replaced by their element, an alternation of nothing becomes the
+    empty class ``[]`` and each repetition's spelling follows from its bounds. The language
+    is unchanged.
+    """
+    done: dict[int, Expr] = {}
+    stack: list[tuple[Expr, bool]] = [(expr, False)]
+    while stack:
+        node, expanded = stack.pop()
+        if id(node) in done:
+            continue
+        if not expanded:
+            stack.append((node, True))
+            stack.extend((child, False) for child in children(node))
+            continue
+        if isinstance(node, Repeat):
+            done[id(node)] = Repeat(done[id(node.item)], node.min, node.max,
+                                    _repeat_op(node.min, node.max), node.span)
+        elif isinstance(node, (Sequence, Choice)):
+            done[id(node)] = _splice(node, [done[id(child)] for child in children(node)])
+        else:
+            done[id(node)] = node
+    return done[id(expr)]
+
+
+# -- expressions -------------------------------------------------------------------------------
+def _splice(node: Sequence | Choice, members: list[Expr]) -> Expr:
+    kind = type(node)
+    flat: list[Expr] = []
+    for member in members:
+        flat.extend(children(member) if isinstance(member, kind) else (member,))
+    if len(flat) == 1:
+        return flat[0]
+    if isinstance(node, Sequence):
+        return Sequence(tuple(flat), node.span)
+    if not flat:
+        return CharClass((), False, node.span)
+    return Choice(tuple(flat), node.span)
+
+
+def _repeat_op(low: int, high: int | None) -> str:
+    return {(0, 1): "?", (0, None): "*", (1, None): "+"}.get((low, high), "{}")
+
+
+def _quantifier(repeat: Repeat) -> str:
+    if repeat.op != "{}":
+        return repeat.op
+    if repeat.max is None:
+        return f"{{{repeat.min},}}"
+    if repeat.max == repeat.min:
+        return f"{{{repeat.min}}}"
+    return f"{{{repeat.min},{repeat.max}}}"
+
+
+def _strength(expr: Expr) -> int:
+    if isinstance(expr, Choice):
+        return _CHOICE
+    if isinstance(expr, Sequence) and expr.items:
+        return _SEQUENCE
+    if isinstance(expr, Repeat):
+        return _POSTFIX
+    return _ATOM
+
+
+_Pending = str | tuple[Expr, int]
+
+
+def _print(expr: Expr, context: int) -> str:
+    """Print a canonical expression that appears where binding ``context`` is required.
+
+    Iterative: the stack holds finished text and (expression, context) pairs still to print.
+    """
+    out: list[str] = []
+    stack: list[_Pending] = [(expr, context)]
+    while stack:
+        item = stack.pop()
+        if isinstance(item, str):
+            out.append(item)
+            continue
+        node, needed = item
+        if _strength(node) < needed:
+            stack.extend((")", (node, _CHOICE), "("))
+        elif isinstance(node, Choice):
+            stack.extend(_joined(node.alternatives, " | ", _CHOICE))
+        elif isinstance(node, Sequence) and node.items:
+            stack.extend(_joined(node.items, " ", _SEQUENCE))
+        elif isinstance(node, Repeat):
+            stack.extend((_quantifier(node), (node.item, _ATOM)))
+        else:
+            out.append(_atom(node))
+    return "".join(out)
+
+
+def _joined(operands: tuple[Expr, ...], separator: str, context: int) -> list[_Pending]:
+    """Stack entries printing ``operands`` with ``separator`` between them (reversed)."""
+    entries: list[_Pending] = []
+    for k, operand in enumerate(reversed(operands)):
+        if k:
+            entries.append(separator)
+        entries.append((operand, context))
+    return entries
+
+
+def _atom(expr: Expr) -> str:
+    if isinstance(expr, Literal):
+        return quote_string(expr.value)
+    if isinstance(expr, CharClass):
+        return _char_class(expr)
+    if isinstance(expr, RuleRef):
+        return expr.name
+    if isinstance(expr, Sequence):
+        return "()"
+    if isinstance(expr, TagDispatch):
+        tags = [f"({quote_string(tag)}, {rule})" for tag, rule in expr.tags]
+        excludes = ", ".join(quote_string(s) for s in expr.excludes)
+        return _macro("TagDispatch", tags, expr.loop_after_dispatch, excludes, len(expr.excludes))
+    if isinstance(expr, TokenTagDispatch):
+        tags = [f"({token}, {rule})" for token, rule in expr.tags]
+        excludes = ", ".join(str(token) for token in expr.excludes)
+        return _macro("TokenTagDispatch", tags, expr.loop_after_dispatch, excludes,
+                      len(expr.excludes))
+    if isinstance(expr, TokenSet):
+        name = "ExcludeToken" if expr.exclude else "Token"
+        return f"{name}({', '.join(str(token) for token in expr.ids)})"
+    if isinstance(expr, RegexMacro):
+        arguments = [quote_string(expr.pattern)]
+        if expr.json_string:
+            arguments.append("json_string=true")
+        if expr.flags:
+            arguments.append(f"flags={quote_string(expr.flags)}")
+        return f"Regex({', '.join(arguments)})"
+    if isinstance(expr, Substring):
+        return f"Substring({', '.join(quote_string(s) for s in expr.strings)})"
+    raise TypeError(f"cannot print {type(expr).__name__} as an atom")
+
+
+def _macro(name: str, tags: list[str], loop: bool, excludes: str, exclude_count: int) -> str:
+    arguments = list(tags)
+    if not loop:
+        arguments.append("loop_after_dispatch=false")
+    if exclude_count:
+        arguments.append(f"excludes=({excludes}{',' if exclude_count == 1 else ''})")
+    return f"{name}({', '.join(arguments)})"
+
+
+def _char_class(expr: CharClass) -> str:
+    parts = []
+    for low, high in expr.ranges:
+        parts.append(class_char(low) if low == high else f"{class_char(low)}-{class_char(high)}")
+    return f"[{'^' if expr.negated else ''}{''.join(parts)}]"
+
+
+def _attributes(rule: Rule) -> str:
+    if not rule.attributes:
+        return ""
+    return f"[{', '.join(_attribute(a, rule.name) for a in rule.attributes)}]"
+
+
+def _attribute(attribute: Attribute, rule_name: str) -> str:
+    value = attribute.value
+    if value is None or (attribute.key == "capture" and value == rule_name):
+        return attribute.key
+    if isinstance(value, bool):
+        return f"{attribute.key}={'true' if value else 'false'}"
+    if isinstance(value, int):
+        return f"{attribute.key}={value}"
+    return f"{attribute.key}={quote_string(value)}"
+
+
+# -- layout ------------------------------------------------------------------------------------
+@dataclass
+class _Block:
+    """Consecutive output lines, with the source range they came from (if known)."""
+
+    lines: list[str]
+    start: int | None
+    end: int | None
+
+
+def _layout(grammar: GrammarAST, source: str | None) -> list[_Block]:
+    comments = sorted(grammar.comments, key=lambda comment: comment.span.start)
+    blocks: list[_Block] = []
+    k = 0
+    for rule in grammar.rules:
+        if rule.span is None:
+            blocks.append(_Block(print_rule(rule).split("\n"), None, None))
+            continue
+        while k < len(comments) and comments[k].span.start < rule.span.start:
+            blocks.append(_comment_block(comments[k]))
+            k += 1
+        lines: list[str] = []
+        while k < len(comments) and comments[k].span.start < rule.span.end:
+            lines.append(_comment_text(comments[k]))
+            k += 1
+        lines.extend(print_rule(rule).split("\n"))
+        end = rule.span.end
+        if k < len(comments) and _on_same_line(source, end, comments[k].span.start):
+            lines[-1] += "  " + _comment_text(comments[k])
+            end = comments[k].span.end
+            k += 1
+        blocks.append(_Block(lines, rule.span.start, end))
+    blocks.extend(_comment_block(comment) for comment in comments[k:])
+    return blocks
+
+
+def _comment_block(comment: Comment) -> _Block:
+    return _Block([_comment_text(comment)], comment.span.start, comment.span.end)
+
+
+def _comment_text(comment: Comment) -> str:
+    return "#" + _LINE_BREAK.sub(" ", comment.text).rstrip()
+
+
+def _on_same_line(source: str | None, start: int, end: int) -> bool:
+    if source is None or end < start:
+        return False
+    return _LINE_BREAK.search(source, start, end) is None
+
+
+def _has_blank_line(source: str | None, start: int | None, end: int | None) -> bool:
+    if source is None or start is None or end is None:
+        return False
+    return len(_LINE_BREAK.findall(source, start, end)) >= 2
