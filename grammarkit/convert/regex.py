@@ -702,7 +702,7 @@ class _Parser:
                         "write `[^]` for any character, or escape a literal bracket as `\\[`")
             self._placeholder(span)
             return
-        merged = _merge(ranges)
+        merged = merge_ranges(ranges)
         if not merged and not negated:
             self._placeholder(span)  # every member was reported
             return
@@ -792,7 +792,7 @@ def _sequence(items: list[ast.Expr], span: ast.Span) -> ast.Expr:
     return ast.Sequence(tuple(merged), span)
 
 
-def _merge(ranges: list[tuple[int, int]]) -> Ranges:
+def merge_ranges(ranges: list[tuple[int, int]]) -> Ranges:
     """Sorted, non-overlapping, non-adjacent ranges covering the same code points."""
     merged: list[tuple[int, int]] = []
     for low, high in sorted(ranges):
