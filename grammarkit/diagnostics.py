@@ -21,6 +21,13 @@ from grammarkit.ebnf.ast import Span
 from grammarkit.source import Position, SourceText
 
 
+_CONTEXT = 80
+"""Characters of source shown on each side of a diagnostic's position."""
+
+MAX_DIAGNOSTICS = 200
+"""At most this many diagnostics are reported for one input; a GK100 note says how many more."""
+
+
 class Severity(str, enum.Enum):
     """How bad a diagnostic is: errors make a grammar unusable, warnings do not."""
 
@@ -87,19 +94,19 @@ class Diagnostic:
         lines = [self.headline()]
         pos = self.position
         if pos is not None and self.source is not None and self.span is not None:
-            text = self.source.line_text(pos.line)
+            text = self.source.line_text(pos.line).expandtabs(1)
+            end = self.source.position(max(self.span.end, self.span.start))
+            last = end.column if end.line == pos.line else len(text) + 1
+            width = max(1, min(last - pos.column, len(text) - pos.column + 1))
+            # Long lines are shown as a window around the span.
+            left = max(0, pos.column - 1 - _CONTEXT)
+            shown = text[left : pos.column - 1 + _CONTEXT]
+            prefix = "..." if left else ""
             gutter = " " * len(str(pos.line))
-            end_pos = self.source.position(max(self.span.end, self.span.start))
-            width = (
-                end_pos.column - pos.column
-                if end_pos.line == pos.line
-                else len(text) - pos.column + 1
-            )
-            width = max(1, min(width, max(1, len(text) - pos.column + 1)))
-            shown = text.expandtabs(1)[:200]
             lines.append(f"{gutter} |")
-            lines.append(f"{pos.line} | {shown}")
-            lines.append(f"{gutter} | {' ' * (pos.column - 1)}{'^' * width}")
+            lines.append(f"{pos.line} | {prefix}{shown}")
+            caret = " " * (len(prefix) + pos.column - 1 - left) + "^" * min(width, _CONTEXT)
+            lines.append(f"{gutter} | {caret}")
         if self.hint:
             lines.append(f"  = help: {self.hint}")
         return "\n".join(lines)

@@ -319,7 +319,7 @@ def unbounded_whitespace(ctx: LintContext) -> Iterator[Diagnostic]:
                 at_end = END in follow[node] and (node != start or name == ctx.root)
                 if (in_loop or at_end) and node not in reported:
                     reported.add(node)
-                    where = ("inside another loop" if in_loop
+                    where = ("inside a loop that can repeat on whitespace alone" if in_loop
                              else f"at the end of `{ctx.root}`'s text, before the end of input")
                     yield warning(
                         "GK206", f"unbounded whitespace {where}: a model can emit whitespace "
@@ -327,10 +327,15 @@ def unbounded_whitespace(ctx: LintContext) -> Iterator[Diagnostic]:
                 continue
             looping = in_loop or (isinstance(expr, ast.Repeat)
                                   and (expr.max is None or expr.max > 1))
-            for kid in reversed(graph.children[node]):
-                if (kid, looping) not in seen:
-                    seen.add((kid, looping))
-                    stack.append((kid, looping))
+            kids = graph.children[node]
+            for kid in reversed(kids):
+                # Inside a sequence, the loop can spin on whitespace alone only if everything
+                # beside it may be empty: `("," ws value)*` always needs a comma.
+                spins = looping and (not isinstance(expr, ast.Sequence) or all(
+                    props.nullable[other] for other in kids if other != kid))
+                if (kid, spins) not in seen:
+                    seen.add((kid, spins))
+                    stack.append((kid, spins))
 
 
 # -- GK207 ---------------------------------------------------------------------------------------

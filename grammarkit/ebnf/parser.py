@@ -22,7 +22,7 @@ from lark import Lark, Tree
 from lark.exceptions import UnexpectedToken
 from lark.lexer import Lexer as LarkLexer
 
-from grammarkit.diagnostics import Diagnostic, error
+from grammarkit.diagnostics import MAX_DIAGNOSTICS, Diagnostic, Severity, error
 from grammarkit.ebnf import ast
 from grammarkit.ebnf.escapes import quote_string
 from grammarkit.ebnf.lexer import CharClassValue, GkToken, tokenize
@@ -100,7 +100,18 @@ class _Problems:
         self.items.append((phase, index, len(self.items), diagnostic))
 
     def sorted(self) -> list[Diagnostic]:
-        return [d for *_, d in sorted(self.items, key=lambda item: item[:3])]
+        ordered = [d for *_, d in sorted(self.items, key=lambda item: item[:3])]
+        if len(ordered) <= MAX_DIAGNOSTICS:
+            return ordered
+        more = len(ordered) - MAX_DIAGNOSTICS
+        note = Diagnostic(
+            "GK100",
+            Severity.NOTE,
+            f"{more} more diagnostics not shown",
+            None,
+            "fix the errors above first; later ones are often consequences",
+        )
+        return [*ordered[:MAX_DIAGNOSTICS], note]
 
 
 def _span(token: GkToken) -> ast.Span:

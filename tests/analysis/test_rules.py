@@ -29,8 +29,8 @@ CASES = [
     ("GK205", 'root ::= ("" | "a")+ "b"', [(1, 11)], 'root ::= "a"* "b"'),
     ("GK205", 'root ::= maybe{2,}\nmaybe ::= "x" | ""', [(1, 10)],
      'root ::= maybe{2,}\nmaybe ::= "x"'),
-    ("GK206", 'root ::= ("x" ws)* "."\nws ::= [ \\t]*', [(1, 15)],
-     'root ::= ("x" ws)* "."\nws ::= [ \\t]{0,4}'),
+    ("GK206", 'root ::= ("x"? ws)* "."\nws ::= [ \\t]*', [(1, 16)],
+     'root ::= ("x"? ws)* "."\nws ::= [ \\t]{0,4}'),
     ("GK206", 'root ::= "x" [ \\n]+', [(1, 14)], 'root ::= "x" [ \\n]+ "."'),
     ("GK206", 'root ::= body\nbody ::= "{" "}" sp\nsp ::= ws\nws ::= (" " | "\\n")*', [(2, 18)],
      'root ::= body\nbody ::= "{" sp "}"\nsp ::= ws\nws ::= (" " | "\\n")*'),
@@ -145,6 +145,11 @@ def test_nullable_regex_is_not_assumed() -> None:
 
 def test_whitespace_inside_a_bounded_single_repeat_is_fine() -> None:
     text = 'root ::= ("x" ws)? "."\nws ::= [ \\t]*'
+    assert "GK206" not in {d.code for d in lint(text)}
+
+
+def test_whitespace_in_a_loop_that_needs_other_text_is_fine() -> None:
+    text = 'root ::= "[" ("x" ws ("," ws "x")*)? "]"\nws ::= [ \\t]*'
     assert "GK206" not in {d.code for d in lint(text)}
 
 
