@@ -26,7 +26,7 @@ import re
 from abc import ABC, abstractmethod
 from dataclasses import dataclass, field, replace
 
-from grammarkit.convert.regex import MAX_CODEPOINT, merge_ranges, regex_to_ast
+from grammarkit.convert.regex import MAX_CODEPOINT, Ranges, merge_ranges, regex_to_ast
 from grammarkit.diagnostics import Diagnostic, GrammarError, error
 from grammarkit.ebnf import ast
 from grammarkit.ebnf.parser import MAX_NESTING
@@ -218,6 +218,21 @@ class ExpressionWriter(ABC):
         return "".join(out)
 
 
+def scalar_ranges(ranges: Ranges) -> Ranges:
+    """``ranges`` with no surrogate (U+D800-DFFF) at either end of a range.
+
+    Surrogates never occur in UTF-8 text, so the set matches the same text; and targets like
+    Rust's ``regex`` refuse a surrogate written as an escape.
+    """
+    result = []
+    for low, high in ranges:
+        low = 0xE000 if 0xD800 <= low <= 0xDFFF else low
+        high = 0xD7FF if 0xD800 <= high <= 0xDFFF else high
+        if low <= high:
+            result.append((low, high))
+    return tuple(result)
+
+
 def _strength(expr: ast.Expr) -> int:
     if isinstance(expr, ast.Choice):
         return CHOICE
@@ -292,7 +307,7 @@ class _GbnfWriter(ExpressionWriter):
         raise TypeError(f"cannot write {type(expr).__name__} as GBNF")
 
     def _char_class(self, expr: ast.CharClass) -> str:
-        ranges = expr.ranges
+        ranges = scalar_ranges(expr.ranges)
         if ranges == ((0, MAX_CODEPOINT),) and not expr.negated or not ranges and expr.negated:
             return "."
         if not ranges:
@@ -479,8 +494,7 @@ class _GbnfReader:
             elif c == "(":
                 if len(stack) > MAX_NESTING:
                     raise self._fail(f"groups are nested more than {MAX_NESTING} levels deep",
-                                     self._here(), "move inner groups into rules of their own",
-                                     code="GK132")
+                                     self._here(), "move inner groups into rules of their own")
                 self.pos += 1
                 self._skip_space(newlines=True)
                 stack.append(_Group(start, nested=True, branch_starts=[self.pos]))
@@ -558,15 +572,18 @@ class _GbnfReader:
         self.pos = found.end()
         return int(found.group())
 
-    def _char(self) -> int:
-        """One character of a literal or class (an escape or a raw character) at ``pos``."""
+    def _char(self, in_literal: bool) -> int:
+        """One character of a literal or class (an escape or a raw character) at ``pos``.
+
+        Surrogates can bound a class's range, but can't be matched in a literal.
+        """
         text, start = self.text, self.pos
         if start >= len(text):
             raise self._fail("unexpected end of input", self._here(), "close the literal or class")
         c = text[start]
         if c != "\\":
             self.pos += 1
-            if 0xD800 <= ord(c) <= 0xDFFF:
+            if in_literal and 0xD800 <= ord(c) <= 0xDFFF:
                 raise self._fail("a lone surrogate can't occur in UTF-8 text",
                                  ast.Span(start, self.pos), "write the character itself")
             return ord(c)
@@ -584,7 +601,7 @@ class _GbnfReader:
                              ast.Span(start, start + 2), "e.g. `\\x41` or `\\u00e9`")
         self.pos = start + 2 + width
         value = int(digits, 16)
-        if value > MAX_CODEPOINT or 0xD800 <= value <= 0xDFFF:
+        if value > MAX_CODEPOINT or in_literal and 0xD800 <= value <= 0xDFFF:
             raise self._fail(f"`{text[start:self.pos]}` is not a Unicode scalar value",
                              ast.Span(start, self.pos), "check the hex digits")
         return value
@@ -597,7 +614,7 @@ class _GbnfReader:
             if self.pos >= len(self.text):
                 raise self._fail("this literal is never closed", ast.Span(start, start + 1),
                                  'end it with `"`')
-            chars.append(chr(self._char()))
+            chars.append(chr(self._char(in_literal=True)))
         self.pos += 1
         return ast.Literal("".join(chars), ast.Span(start, self.pos))
 
@@ -612,10 +629,10 @@ class _GbnfReader:
                 raise self._fail("this class is never closed", ast.Span(start, start + 1),
                                  "end it with `]`")
             item_start = self.pos
-            low = high = self._char()
+            low = high = self._char(in_literal=False)
             if text.startswith("-", self.pos) and text[self.pos + 1 : self.pos + 2] not in ("]", ""):
                 self.pos += 1
-                high = self._char()
+                high = self._char(in_literal=False)
                 if high < low:
                     raise self._fail("character range is reversed",
                                      ast.Span(item_start, self.pos),

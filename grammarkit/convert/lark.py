@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import re
 
-from grammarkit.convert.gbnf import ATOM, ExpressionWriter
+from grammarkit.convert.gbnf import ATOM, ExpressionWriter, scalar_ranges
 from grammarkit.convert.regex import MAX_CODEPOINT
 from grammarkit.ebnf import ast
 
@@ -130,7 +130,7 @@ class _LarkWriter(ExpressionWriter):
         raise TypeError(f"cannot write {type(expr).__name__} as Lark")
 
     def _class_pattern(self, expr: ast.CharClass) -> str:
-        ranges = expr.ranges
+        ranges = scalar_ranges(expr.ranges)
         if ranges == ((0, MAX_CODEPOINT),) and not expr.negated or not ranges and expr.negated:
             return "(?s:.)"
         if not ranges:

@@ -215,6 +215,17 @@ def test_only_reachable_rules_are_written_and_the_root_may_have_any_name() -> No
     assert to_lark(grammar, "main") == 'start: "a" start_2\nstart_2: "b"\n'
 
 
+def test_surrogates_never_end_a_written_range() -> None:
+    grammar = ast.GrammarAST((ast.Rule("root", ast.Choice((
+        ast.CharClass(((0xD000, 0xD900),)),
+        ast.CharClass(((0xDA00, 0xDBFF),)),
+        ast.CharClass(((0xDC00, 0xE005),), negated=True),
+    ))),))
+    assert to_lark(grammar, "root") == (
+        f"start: /[{chr(0xD000)}-\\ud7ff]/ | /[^\\x00-\\U0010ffff]/ | /[^\\ue000-\\ue005]/\n"
+    )
+
+
 def test_deeply_nested_expressions_are_written_without_recursion() -> None:
     expr: ast.Expr = ast.Literal("x")
     for _ in range(20_000):

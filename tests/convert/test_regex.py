@@ -17,6 +17,7 @@ from hypothesis import strategies as st
 from grammarkit.convert.regex import MAX_CODEPOINT, regex_to_ast, regex_to_grammar
 from grammarkit.diagnostics import GrammarError
 from grammarkit.ebnf import ast
+from grammarkit.grammar import Grammar
 
 # -- an independent recognizer and a sampler for regex-shaped ASTs ------------------------------
 
@@ -163,22 +164,31 @@ def _grouped(expr: ast.Expr, flavor: str, needed: bool) -> str:
 # -- the reference engine ------------------------------------------------------------------------
 
 
-def xgrammar_accepts(pattern: str, strings: list[str]) -> list[bool]:
+def xgrammar_accepts(pattern: str, strings: list[str], *, ebnf: bool = False) -> list[bool]:
+    """xgrammar's verdicts for ``Grammar.from_regex(pattern)`` (or ``from_ebnf`` if ``ebnf``)."""
     xgr = pytest.importorskip("xgrammar")
     from xgrammar.testing import _is_grammar_accept_string
 
-    grammar = xgr.Grammar.from_regex(pattern)
+    grammar = xgr.Grammar.from_ebnf(pattern) if ebnf else xgr.Grammar.from_regex(pattern)
     return [_is_grammar_accept_string(grammar, s) for s in strings]
 
 
 def assert_same_language(pattern: str, seed: int, extra: tuple[str, ...] = ()) -> None:
+    """Our conversion of ``pattern`` accepts what xgrammar's ``from_regex`` accepts, judged by
+    three recognizers: the ``re`` oracle, ``Grammar.matches``, and xgrammar on ``to_ebnf()``."""
     expr = regex_to_ast(pattern)
     strings = probe_strings(expr, seed, extra)
-    ours = [accepts(expr, s) for s in strings]
-    theirs = xgrammar_accepts(pattern, strings)
-    disagreements = [(s, o) for s, o, t in zip(strings, ours, theirs) if o != t]
-    assert not disagreements, f"{pattern!r}: (string, ours) differing from xgrammar"
-    assert any(ours), f"{pattern!r}: no probe string matched; the comparison proved nothing"
+    expected = xgrammar_accepts(pattern, strings)
+    grammar = Grammar(regex_to_grammar(pattern))
+    verdicts = {
+        "the re oracle": [accepts(expr, s) for s in strings],
+        "Grammar.matches": [grammar.matches(s) for s in strings],
+        "xgrammar on to_ebnf()": xgrammar_accepts(grammar.to_ebnf(), strings, ebnf=True),
+    }
+    for judge, ours in verdicts.items():
+        differing = [(s, o) for s, o, t in zip(strings, ours, expected) if o != t]
+        assert not differing, f"{pattern!r}: {judge} disagrees with xgrammar on {differing}"
+    assert any(expected), f"{pattern!r}: no probe string matched; the comparison proved nothing"
 
 
 # -- realistic patterns --------------------------------------------------------------------------
@@ -600,6 +610,7 @@ def test_diagnostic_renders_the_pattern_with_a_caret() -> None:
 def test_deliberate_deviations_from_xgrammar(pattern: str, text: str, ours: bool,
                                              xgrammar: bool) -> None:
     assert accepts(regex_to_ast(pattern), text) is ours
+    assert Grammar.from_regex(pattern).matches(text) is ours
     assert xgrammar_accepts(pattern, [text]) == [xgrammar]
 
 
