@@ -68,6 +68,7 @@ class _TokenFeed(LarkLexer):
 
 @lru_cache(maxsize=1)
 def _lark() -> Lark:
+    """The dialect's LALR parser; its tables are cached on disk (a pre-commit hook parses once)."""
     source = resources.files("grammarkit.ebnf").joinpath("syntax.lark").read_text("utf-8")
     return Lark(
         source,
@@ -75,6 +76,7 @@ def _lark() -> Lark:
         lexer=_TokenFeed,
         start=["rule", "macro_call"],
         propagate_positions=True,
+        cache=True,
     )
 
 
