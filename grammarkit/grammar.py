@@ -2,14 +2,13 @@
 
 from __future__ import annotations
 
-import os
 from dataclasses import dataclass, field
 from functools import cached_property
 from typing import TYPE_CHECKING, Any
 
 from grammarkit.diagnostics import Diagnostic, GrammarError
 from grammarkit.ebnf import ast
-from grammarkit.source import SourceText
+from grammarkit.source import SourceText, decode_source
 
 if TYPE_CHECKING:
     from grammarkit.automata.compiled import CompiledGrammar
@@ -157,21 +156,4 @@ class Grammar:
         return [rule.name for rule in self.ast.rules]
 
 
-def decode_source(text: str | bytes) -> str:
-    """Grammar text as ``str``; undecodable bytes survive as lone surrogates (then diagnosed)."""
-    if isinstance(text, (bytes, bytearray, memoryview)):
-        return bytes(text).decode("utf-8", "surrogateescape")
-    return text
-
-
-def read_source(path: str | os.PathLike[str]) -> SourceText:
-    """Read a grammar file (``-`` for standard input) as a :class:`SourceText`."""
-    import sys
-
-    if str(path) == "-":
-        return SourceText(decode_source(sys.stdin.buffer.read()), "<stdin>")
-    with open(path, "rb") as f:
-        return SourceText(decode_source(f.read()), str(path))
-
-
-__all__ = ["Grammar", "GrammarError", "decode_source", "read_source"]
+__all__ = ["Grammar", "GrammarError"]

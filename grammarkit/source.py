@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import bisect
+import os
+import sys
 from dataclasses import dataclass, field
 
 
@@ -60,3 +62,18 @@ class SourceText:
     def offset(self, line: int, column: int) -> int:
         """The character offset of a 1-based line and character column."""
         return self._line_starts[line - 1] + column - 1
+
+
+def decode_source(text: str | bytes) -> str:
+    """Grammar text as ``str``; undecodable bytes survive as lone surrogates (then diagnosed)."""
+    if isinstance(text, (bytes, bytearray, memoryview)):
+        return bytes(text).decode("utf-8", "surrogateescape")
+    return text
+
+
+def read_source(path: str | os.PathLike[str]) -> SourceText:
+    """Read a grammar file (``-`` for standard input) as a :class:`SourceText`."""
+    if str(path) == "-":
+        return SourceText(decode_source(sys.stdin.buffer.read()), "<stdin>")
+    with open(path, "rb") as f:
+        return SourceText(decode_source(f.read()), str(path))

@@ -10,7 +10,7 @@ from grammarkit.analysis.suppression import Suppressions
 from grammarkit.diagnostics import Diagnostic
 from grammarkit.ebnf import ast
 from grammarkit.ebnf.parser import parse
-from grammarkit.source import SourceText
+from grammarkit.source import SourceText, decode_source
 
 
 def lint(
@@ -46,8 +46,7 @@ def lint(
         For a malformed ``select`` or ``ignore`` entry.
     """
     codes = enabled_codes((rule.code for rule in RULES), select, ignore)
-    if isinstance(text, (bytes, bytearray, memoryview)):
-        text = bytes(text).decode("utf-8", "surrogateescape")
+    text = decode_source(text)
     source = SourceText(text, path or "<string>")
     result = parse(text, root)
     diagnostics = list(result.diagnostics)
