@@ -1,0 +1,169 @@
+"""Fixed-width digit strings whose value lies in a range, as compact grammar expressions.
+
+The classic range decomposition: the ``width``-digit strings with value in ``[low, high]`` are
+covered by at most ``2 * width`` patterns, each a run of exact digits, one digit range, and a
+run of free digits. Decimal integers, ``\\uXXXX`` escapes (hexadecimal, either letter case) and
+surrogate pairs are all built from it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from grammarkit.ebnf import ast
+
+Pattern = tuple[tuple[int, int], ...]
+"""Per position, the inclusive range of digit values allowed."""
+
+
+def range_patterns(low: int, high: int, width: int, base: int) -> list[Pattern]:
+    """Patterns covering exactly the ``width``-digit base-``base`` strings (leading zeros
+    included) whose value is in ``[low, high]``."""
+    if low > high:
+        return []
+    low_digits = _digits(low, width, base)
+    high_digits = _digits(high, width, base)
+    common = 0
+    while common < width and low_digits[common] == high_digits[common]:
+        common += 1
+    head = tuple((digit, digit) for digit in low_digits[:common])
+    if common == width:
+        return [head]
+    top = base - 1
+    free = ((0, top),) * (width - common - 1)
+    low_digit, high_digit = low_digits[common], high_digits[common]
+    low_rest, high_rest = low_digits[common + 1 :], high_digits[common + 1 :]
+    patterns: list[Pattern] = []
+    first_full = low_digit if all(d == 0 for d in low_rest) else low_digit + 1
+    last_full = high_digit if all(d == top for d in high_rest) else high_digit - 1
+    if first_full > low_digit:
+        patterns.extend(_at_least(head + ((low_digit, low_digit),), low_rest, top))
+    if first_full <= last_full:
+        patterns.append(head + ((first_full, last_full),) + free)
+    if last_full < high_digit:
+        patterns.extend(_at_most(head + ((high_digit, high_digit),), high_rest, top))
+    return patterns
+
+
+def _digits(value: int, width: int, base: int) -> list[int]:
+    digits = []
+    for _ in range(width):
+        value, digit = divmod(value, base)
+        digits.append(digit)
+    return digits[::-1]
+
+
+def _at_least(head: Pattern, rest: list[int], top: int) -> list[Pattern]:
+    """Strings ``head`` + X, with X (as long as ``rest``) at least ``rest``."""
+    patterns = []
+    for index, digit in enumerate(rest):
+        exact = head + tuple((d, d) for d in rest[:index])
+        free = ((0, top),) * (len(rest) - index - 1)
+        if all(d == 0 for d in rest[index + 1 :]):
+            patterns.append(exact + ((digit, top),) + free)
+            break
+        if digit < top:
+            patterns.append(exact + ((digit + 1, top),) + free)
+    return patterns
+
+
+def _at_most(head: Pattern, rest: list[int], top: int) -> list[Pattern]:
+    """Strings ``head`` + X, with X (as long as ``rest``) at most ``rest``."""
+    patterns = []
+    for index, digit in enumerate(rest):
+        exact = head + tuple((d, d) for d in rest[:index])
+        free = ((0, top),) * (len(rest) - index - 1)
+        if all(d == top for d in rest[index + 1 :]):
+            patterns.append(exact + ((0, digit),) + free)
+            break
+        if digit > 0:
+            patterns.append(exact + ((0, digit - 1),) + free)
+    return patterns
+
+
+def merge_first_position(patterns: list[Pattern]) -> list[tuple[tuple[tuple[int, int], ...],
+                                                                 Pattern]]:
+    """Group patterns that differ only in their first position: ``(first ranges, rest)``."""
+    groups: dict[Pattern, list[tuple[int, int]]] = {}
+    for pattern in patterns:
+        groups.setdefault(pattern[1:], []).append(pattern[0])
+    return [(tuple(sorted(firsts)), rest) for rest, firsts in groups.items()]
+
+
+def render(
+    pattern: Pattern,
+    digit: Callable[[tuple[tuple[int, int], ...]], ast.Expr],
+    spell: Callable[[int], str | None],
+    free: tuple[int, int],
+    first: tuple[tuple[int, int], ...] | None = None,
+) -> ast.Expr:
+    """One pattern as an expression: exact digits merge into literals, free runs into repeats.
+
+    ``digit`` builds the expression for one position's ranges, ``spell`` the text of one exact
+    digit (``None`` if it has several spellings), ``free`` is the full digit range; ``first``
+    overrides the first position's ranges.
+    """
+    items: list[ast.Expr] = []
+    text = ""
+    free_run = 0
+    positions: list[tuple[tuple[int, int], ...]] = [(span,) for span in pattern]
+    if first is not None:
+        positions[0] = first
+    for ranges in positions:
+        exact = None
+        if len(ranges) == 1 and ranges[0][0] == ranges[0][1]:
+            exact = spell(ranges[0][0])
+        if ranges == (free,):
+            if text:
+                items.append(ast.Literal(text))
+                text = ""
+            free_run += 1
+            continue
+        if free_run:
+            items.append(_repeat(digit((free,)), free_run))
+            free_run = 0
+        if exact is not None:
+            text += exact
+            continue
+        if text:
+            items.append(ast.Literal(text))
+            text = ""
+        items.append(digit(ranges))
+    if text:
+        items.append(ast.Literal(text))
+    if free_run:
+        items.append(_repeat(digit((free,)), free_run))
+    if not items:
+        return ast.Literal("")
+    return items[0] if len(items) == 1 else ast.Sequence(tuple(items))
+
+
+def _repeat(item: ast.Expr, count: int) -> ast.Expr:
+    return item if count == 1 else ast.Repeat(item, count, count)
+
+
+def choice(alternatives: list[ast.Expr]) -> ast.Expr:
+    """``a | b | ...``, or the single alternative, or nothing (an empty class) for none."""
+    if not alternatives:
+        return ast.CharClass(())
+    return alternatives[0] if len(alternatives) == 1 else ast.Choice(tuple(alternatives))
+
+
+def sequence(items: list[ast.Expr]) -> ast.Expr:
+    """Juxtaposition, merging adjacent literals; the single item when there is one."""
+    kept: list[ast.Expr] = []
+    for item in items:
+        if isinstance(item, ast.Sequence):
+            item = sequence(list(item.items))
+        parts = item.items if isinstance(item, ast.Sequence) else (item,)
+        for part in parts:
+            if isinstance(part, ast.Literal):
+                if not part.value:
+                    continue
+                if kept and isinstance(kept[-1], ast.Literal):
+                    kept[-1] = ast.Literal(kept[-1].value + part.value)
+                    continue
+            kept.append(part)
+    if not kept:
+        return ast.Literal("")
+    return kept[0] if len(kept) == 1 else ast.Sequence(tuple(kept))

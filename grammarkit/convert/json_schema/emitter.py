@@ -1,0 +1,268 @@
+"""Nodes to grammar rules: one rule per distinct child schema, built breadth-first.
+
+:meth:`Emitter.emit` starts from the root and works through a queue, so however deep the schema
+(or however recursive), no Python recursion follows it. A child's rule is named after its JSON
+pointer (``root.address.city``, ``Node.children``); helper rules extend their owner's name, and
+shared rules (``json-value``, ``json-string``, ``ws``...) come last. Small scalar schemas are
+inlined where they are used rather than given a rule of their own.
+"""
+
+from __future__ import annotations
+
+import re
+from collections import deque
+
+from grammarkit.convert.json_schema.arrays import array_expr
+from grammarkit.convert.json_schema.automata import SCALARS, Ranges
+from grammarkit.convert.json_schema.digits import choice, sequence
+from grammarkit.convert.json_schema.json_text import spell_ranges
+from grammarkit.convert.json_schema.layout import WS_RULE, Layout
+from grammarkit.convert.json_schema.model import (
+    ANY,
+    ANYTHING,
+    NEVER,
+    Child,
+    Node,
+    Ref,
+)
+from grammarkit.convert.json_schema.number_sets import number_expr
+from grammarkit.convert.json_schema.objects import object_expr
+from grammarkit.convert.json_schema.reader import Reader
+from grammarkit.convert.json_schema.references import unescape
+from grammarkit.convert.json_schema.report import INDENT_RELAXED, Reporter
+from grammarkit.convert.json_schema.strings import string_expr
+from grammarkit.ebnf import ast
+
+MAX_INDENT_DEPTH = 16
+"""In ``indented`` mode, values nested deeper than this accept any whitespace layout."""
+
+MAX_RULES = 20_000
+"""The most rules one grammar may have."""
+
+MAX_INLINE_SIZE = 12
+"""Scalar schemas whose expression has at most this many nodes are inlined where used."""
+
+_NAME_CHARACTER = re.compile(r"[^A-Za-z0-9_-]")
+_CONTAINER_KEYWORDS = frozenset({"properties", "patternProperties", "$defs", "definitions",
+                                 "dependentSchemas"})
+
+
+class Emitter:
+    """Builds the rules of one grammar."""
+
+    def __init__(self, reader: Reader, reporter: Reporter, layout: Layout, property_order: str):
+        self.reader = reader
+        self.reporter = reporter
+        self.layout = layout
+        self.property_order = property_order
+        self._rules: dict[str, ast.Rule] = {}
+        self._shared: dict[str, ast.Rule] = {}
+        self._taken: set[str] = {"root"}
+        self._queue: deque[tuple[str, Child, int]] = deque()
+        self._named: dict[tuple[Child, int], str] = {}
+        self._inlined: dict[Child, ast.Expr | None] = {}
+        self._chars: dict[Ranges, ast.Expr] = {}
+
+    # -- the whole grammar -----------------------------------------------------------------
+    def emit(self, root: Child) -> ast.GrammarAST:
+        """The grammar whose rule ``root`` matches the values ``root`` allows."""
+        self._named[(root, 0)] = "root"
+        self._queue.append(("root", root, 0))
+        while self._queue:
+            name, child, depth = self._queue.popleft()
+            self._rules[name] = ast.Rule(name, self.node_expr(self.reader.resolve(child), name,
+                                                              depth))
+            if len(self._rules) + len(self._shared) > MAX_RULES:
+                raise self.reporter.fail("", f"the grammar needs more than {MAX_RULES} rules",
+                                         "GK153", "simplify the schema")
+        return ast.GrammarAST(tuple(self._rules.values()) + tuple(self._shared.values()))
+
+    def node_expr(self, node: Node, name: str, depth: int) -> ast.Expr:
+        """The expression for a value ``node`` allows, at nesting ``depth``."""
+        if node == ANYTHING:
+            return self.any_value(depth)
+        alternatives: list[ast.Expr] = []
+        if node.null:
+            alternatives.append(ast.Literal("null"))
+        alternatives.extend(ast.Literal("true" if b else "false") for b in sorted(node.booleans,
+                                                                                 reverse=True))
+        alternatives.extend(number_expr(s, self) for s in node.numbers)
+        alternatives.extend(string_expr(s, self, name) for s in node.strings)
+        for array in node.arrays:
+            expr = array_expr(array, self, name, depth)
+            if expr is not None:
+                alternatives.append(expr)
+        for obj in node.objects:
+            expr = object_expr(obj, self, name, depth)
+            if expr is not None:
+                alternatives.append(expr)
+        return choice([a for a in alternatives if not _is_nothing(a)])
+
+    # -- children --------------------------------------------------------------------------
+    def value(self, child: Child, depth: int, hint: str) -> ast.Expr:
+        """An expression for the values ``child`` allows at ``depth``: a shared or inlined
+        expression for small scalar schemas, else a reference to the child's own rule."""
+        if child == ANY:
+            return self.any_value(depth)
+        if child == NEVER:
+            return ast.CharClass(())
+        node = self.reader.resolve(child)
+        if node == ANYTHING:
+            return self.any_value(depth)
+        if not node.arrays and not node.objects:
+            inlined = self._scalar(child, node, hint)
+            if inlined is not None:
+                return inlined
+        depth = self.depth_key(depth)
+        name = self._named.get((child, depth))
+        if name is None:
+            name = self.fresh_name(self._base_name(child, hint))
+            self._named[(child, depth)] = name
+            self._queue.append((name, child, depth))
+        return ast.RuleRef(name)
+
+    def _scalar(self, child: Child, node: Node, hint: str) -> ast.Expr | None:
+        if child not in self._inlined:
+            expr = self.node_expr(node, self._base_name(child, hint), 0)
+            self._inlined[child] = expr if _size(expr) <= MAX_INLINE_SIZE else None
+        return self._inlined[child]
+
+    def _base_name(self, child: Child, hint: str) -> str:
+        refs = [atom.pointer for atom in child if isinstance(atom, Ref)]
+        return pointer_name(refs[0]) if len(child) == 1 and refs else hint
+
+    def depth_key(self, depth: int) -> int:
+        """The depth that matters for layout: always 0 unless indented, capped past the limit."""
+        if self.layout.mode != "indented":
+            return 0
+        return min(depth, MAX_INDENT_DEPTH + 1)
+
+    def layout_at(self, depth: int) -> Layout:
+        """The layout for containers at ``depth``."""
+        if self.layout.mode == "indented" and depth > MAX_INDENT_DEPTH:
+            self.reporter.warn("", INDENT_RELAXED, f"indentation is enforced to depth "
+                               f"{MAX_INDENT_DEPTH}; deeper values accept any whitespace",
+                               "flatten the schema or use whitespace='flexible'")
+            return self.layout.flexible
+        return self.layout
+
+    # -- rules -----------------------------------------------------------------------------
+    def fresh_name(self, base: str) -> str:
+        """A rule name made from ``base`` (invalid characters replaced) that no other rule has."""
+        base = ".".join(_NAME_CHARACTER.sub("_", part) or "_" for part in base.split("."))
+        if base[0].isdigit():
+            base = "_" + base
+        name = base
+        counter = 1
+        while name in self._taken:
+            counter += 1
+            name = f"{base}-{counter}"
+        self._taken.add(name)
+        return name
+
+    def add_rule(self, name: str, body: ast.Expr) -> ast.RuleRef:
+        """Add a helper rule (``name`` must come from :meth:`fresh_name`)."""
+        self._rules[name] = ast.Rule(name, body)
+        return ast.RuleRef(name)
+
+    def add_rules(self, rules: list[ast.Rule]) -> None:
+        """Add helper rules named by :meth:`fresh_name` (or extensions of such a name)."""
+        for rule in rules:
+            self._taken.add(rule.name)
+            self._rules[rule.name] = rule
+
+    def shared(self, name: str, build: object) -> ast.RuleRef:
+        """The shared rule ``name``, built by ``build()`` the first time it is needed."""
+        if name not in self._shared:
+            self._taken.add(name)
+            self._shared[name] = ast.Rule(name, ast.CharClass(()))
+            assert callable(build)
+            self._shared[name] = ast.Rule(name, build())
+        return ast.RuleRef(name)
+
+    def char(self, ranges: Ranges) -> ast.Expr:
+        """The JSON-string spellings of one code point in ``ranges`` (shared when large)."""
+        found = self._chars.get(ranges)
+        if found is not None:
+            return found
+        if ranges == SCALARS:
+            expr: ast.Expr = self.shared("json-char", lambda: spell_ranges(SCALARS))
+        else:
+            spelled = spell_ranges(ranges)
+            if _size(spelled) <= 6:
+                expr = spelled
+            else:
+                expr = self.shared(self.fresh_name(f"char.{len(self._chars) + 1}"),
+                                   lambda: spelled)
+        self._chars[ranges] = expr
+        return expr
+
+    # -- any value -------------------------------------------------------------------------
+    def any_value(self, depth: int) -> ast.Expr:
+        """Any JSON value at ``depth``."""
+        depth = self.depth_key(depth)
+        suffix = f"-{depth}" if self.layout.mode == "indented" else ""
+        return self.shared(f"json-value{suffix}", lambda: self._any_value_body(depth, suffix))
+
+    def _any_value_body(self, depth: int, suffix: str) -> ast.Expr:
+        layout = self.layout_at(depth)
+        inner = self.any_value(depth + 1)
+        string = self.any_string()
+        member = sequence([string, layout.colon(), inner])
+        obj = self.shared(f"json-object{suffix}", lambda: choice([
+            layout.empty("{}"),
+            sequence([layout.open("{", depth), member,
+                      ast.Repeat(sequence([layout.comma(depth), member]), 0, None, "*"),
+                      layout.close("}", depth)]),
+        ]))
+        array = self.shared(f"json-array{suffix}", lambda: choice([
+            layout.empty("[]"),
+            sequence([layout.open("[", depth), inner,
+                      ast.Repeat(sequence([layout.comma(depth), inner]), 0, None, "*"),
+                      layout.close("]", depth)]),
+        ]))
+        return choice([obj, array, string, self.any_number(), ast.Literal("true"),
+                       ast.Literal("false"), ast.Literal("null")])
+
+    def any_string(self) -> ast.RuleRef:
+        """Any JSON string."""
+        return self.shared("json-string", lambda: sequence([
+            ast.Literal('"'), ast.Repeat(self.char(SCALARS), 0, None, "*"), ast.Literal('"')]))
+
+    def any_number(self) -> ast.RuleRef:
+        """Any JSON number."""
+        from grammarkit.convert.json_schema.numbers import ANY_NUMBER
+
+        return self.shared("json-number", lambda: ANY_NUMBER)
+
+    def whitespace(self) -> None:
+        """Make sure the ``ws`` rule exists."""
+        self.shared("ws", lambda: WS_RULE.body)
+
+
+def pointer_name(pointer: str) -> str:
+    """A rule name for the schema at ``pointer``: ``root`` then the path, keyword containers
+    (``properties``, ``$defs``...) left out, ``$defs`` entries named after themselves."""
+    tokens = [unescape(token) for token in pointer[1:].split("/")] if pointer else []
+    parts = ["root"]
+    index = 0
+    if len(tokens) >= 2 and tokens[0] in ("$defs", "definitions"):
+        parts = [tokens[1]]
+        index = 2
+    while index < len(tokens):
+        token = tokens[index]
+        if token in _CONTAINER_KEYWORDS and index + 1 < len(tokens):
+            token = tokens[index + 1]
+            index += 1
+        parts.append(token)
+        index += 1
+    name = ".".join(_NAME_CHARACTER.sub("_", part) or "_" for part in parts)
+    return name if not name[0].isdigit() else "_" + name
+
+
+def _size(expr: ast.Expr) -> int:
+    return sum(1 for _ in ast.walk(expr))
+
+
+def _is_nothing(expr: ast.Expr) -> bool:
+    return isinstance(expr, ast.CharClass) and not expr.ranges and not expr.negated

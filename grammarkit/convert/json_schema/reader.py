@@ -1,0 +1,858 @@
+"""Reading schemas into nodes: what every keyword means, and what it costs to enforce.
+
+:meth:`Reader.resolve` turns a :data:`~.model.Child` into a :class:`~.model.Node`, reading each
+subschema once (:class:`_SchemaReader` holds one schema's keywords). Applicators (``allOf``,
+``anyOf``, ``oneOf``, ``not``, ``if``, ``$ref``...) are read eagerly and combined with
+:mod:`~.algebra`; property values and items stay children, read when the emitter needs them.
+
+Anything no grammar can say exactly is *relaxed*: dropped or widened with a diagnostic
+(:meth:`~.report.Reporter.relax`), so the grammar accepts a superset of the valid instances and
+the node is marked inexact (its complement is then never taken).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from decimal import Decimal
+from typing import Any
+
+from grammarkit.convert.errors import SchemaError
+from grammarkit.convert.json_schema.algebra import (
+    TooManyAlternatives,
+    intersect,
+    negate,
+    union,
+)
+from grammarkit.convert.json_schema.formats import (
+    NUMBER_FORMATS,
+    STRING_FORMATS,
+    UNCONSTRAINED_FORMATS,
+)
+from grammarkit.convert.json_schema.languages import matches
+from grammarkit.convert.json_schema.model import (
+    ANY,
+    ANYTHING,
+    NEVER,
+    NOTHING,
+    ArraySet,
+    Child,
+    Clause,
+    Contains,
+    Format,
+    Inline,
+    Language,
+    Literals,
+    Node,
+    Not,
+    NumberSet,
+    ObjectSet,
+    Pattern,
+    Ref,
+    StringSet,
+    conjoin,
+)
+from grammarkit.convert.json_schema.numbers import Bound
+from grammarkit.convert.json_schema.references import Document, escape
+from grammarkit.convert.json_schema.report import (
+    CYCLIC_REF,
+    FORMAT_NOT_ENFORCED,
+    TOO_COMPLEX,
+    TOO_LARGE,
+    UNKNOWN_KEYWORD,
+    UNRESOLVED_REF,
+    Reporter,
+    join,
+)
+from grammarkit.convert.json_schema.values import value_node, values_node
+
+MAX_APPLICATOR_DEPTH = 48
+"""How deeply applicators and ``$ref`` may nest (each level is read eagerly)."""
+
+MAX_ENUM = 10_000
+"""The most values an ``enum`` may list."""
+
+ANNOTATIONS = frozenset({
+    "title", "description", "default", "examples", "example", "deprecated", "readOnly",
+    "writeOnly", "$comment", "$schema", "$id", "id", "$anchor", "$dynamicAnchor",
+    "$recursiveAnchor", "$vocabulary", "$defs", "definitions", "contentEncoding",
+    "contentMediaType", "contentSchema", "discriminator", "xml", "externalDocs",
+})
+"""Keywords that describe without constraining (ignored quietly)."""
+
+_HANDLED = frozenset({
+    "type", "nullable", "enum", "const", "$ref", "$dynamicRef", "$recursiveRef", "allOf",
+    "anyOf", "oneOf", "not", "if", "then", "else", "dependentSchemas", "dependencies",
+    "dependentRequired", "minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum",
+    "multipleOf", "minLength", "maxLength", "pattern", "format", "items", "prefixItems",
+    "additionalItems", "minItems", "maxItems", "uniqueItems", "contains", "minContains",
+    "maxContains", "properties", "patternProperties", "additionalProperties", "required",
+    "minProperties", "maxProperties", "propertyNames", "unevaluatedProperties",
+    "unevaluatedItems",
+})
+
+_TYPES: dict[str, Node] = {
+    "null": Node(null=True),
+    "boolean": Node(booleans=frozenset({False, True})),
+    "number": Node(numbers=(NumberSet(),)),
+    "integer": Node(numbers=(NumberSet(integer=True),)),
+    "string": Node(strings=(StringSet(),)),
+    "array": Node(arrays=(ArraySet(),)),
+    "object": Node(objects=(ObjectSet(),)),
+}
+
+_IN_PLACE = ("allOf", "anyOf", "oneOf", "not", "if", "then", "else", "dependentSchemas",
+             "dependencies", "$ref", "$dynamicRef", "$recursiveRef")
+
+
+class Reader:
+    """Normalizes the subschemas of one document, memoized."""
+
+    def __init__(self, document: Document, reporter: Reporter, strict: bool = False):
+        self.document = document
+        self.reporter = reporter
+        self.strict = strict
+        self._nodes: dict[Child, Node] = {}
+        self._active: list[Child] = []
+
+    def resolve(self, child: Child) -> Node:
+        """The node of a child (the intersection of its atoms).
+
+        Raises
+        ------
+        SchemaError
+            For a cycle of references with no base case, or applicators nested too deeply.
+        """
+        found = self._nodes.get(child)
+        if found is not None:
+            return found
+        if child in self._active:
+            pointer = next((a.pointer for a in child if isinstance(a, Ref)), "")
+            raise self.reporter.fail(pointer, "this schema refers to itself through $ref or "
+                                     "applicators with nothing in between, so it has no "
+                                     "base case", CYCLIC_REF,
+                                     "recurse only through properties or items")
+        if len(self._active) >= MAX_APPLICATOR_DEPTH:
+            pointer = next((a.pointer for a in child if isinstance(a, Ref)), "")
+            raise self.reporter.fail(pointer, "applicators and $ref nest more than "
+                                     f"{MAX_APPLICATOR_DEPTH} levels deep", TOO_LARGE,
+                                     "flatten nested allOf/anyOf/$ref chains")
+        self._active.append(child)
+        try:
+            node = ANYTHING
+            for atom in child:
+                node = self._meet(node, self._atom(atom), _pointer_of(atom))
+        finally:
+            self._active.pop()
+        self._nodes[child] = node
+        return node
+
+    def _atom(self, atom: Ref | Inline | Not) -> Node:
+        if isinstance(atom, Inline):
+            return atom.node
+        if isinstance(atom, Ref):
+            return self._read(atom.pointer)
+        complement = self.complement(self.resolve(atom.child), atom.pointer, atom.keyword)
+        return complement
+
+    def complement(self, node: Node, pointer: str, keyword: str) -> Node:
+        """``not node``, or (relaxed) any value if it has no representation."""
+        try:
+            negated = negate(node, pointer, keyword)
+        except TooManyAlternatives:
+            negated = None
+        if negated is None:
+            self.reporter.relax(join(pointer, keyword), f"`{keyword}` needs the complement of a "
+                                "schema that a grammar can't express exactly (only types, "
+                                "numeric bounds, lengths, patterns, required and simple "
+                                "property and item schemas can be negated)")
+            return Node(**{**_facets(ANYTHING), "exact": False})
+        return negated
+
+    def _meet(self, a: Node, b: Node, pointer: str) -> Node:
+        try:
+            return intersect(a, b)
+        except TooManyAlternatives as exc:
+            self.reporter.relax(pointer, f"combining these subschemas needs too many "
+                                f"alternatives ({exc}); only the first is enforced",
+                                code=TOO_COMPLEX)
+            return Node(**{**_facets(a), "exact": False})
+
+    def _read(self, pointer: str) -> Node:
+        schema = self.document.at(pointer)
+        if schema is True:
+            return ANYTHING
+        if schema is False:
+            return NOTHING
+        if not isinstance(schema, dict):
+            self.reporter.invalid(pointer, "a schema must be an object or a boolean, not "
+                                  f"{_json_type(schema)}")
+            return ANYTHING
+        return _SchemaReader(self, pointer, schema).node()
+
+    def property_names(self, child: Child) -> tuple[StringSet, ...] | None:
+        """The string sets a ``propertyNames`` child allows (``None``: any string)."""
+        node = self.resolve(child)
+        if node.strings == (StringSet(),):
+            return None
+        return node.strings
+
+    def is_empty(self, node: Node, depth: int = 3) -> bool:
+        """Whether ``node`` allows no value (looking ``depth`` levels into required children);
+        ``False`` when in doubt."""
+        if node.null or node.booleans:
+            return False
+        if node.numbers:
+            return False
+        if any(not _string_set_empty(s) for s in node.strings):
+            return False
+        if any(not self._array_set_empty(s, depth) for s in node.arrays):
+            return False
+        return all(self._object_set_empty(s, depth) for s in node.objects)
+
+    def child_is_empty(self, child: Child, depth: int = 3) -> bool:
+        """Whether no value satisfies ``child``; ``False`` when in doubt."""
+        if child == NEVER:
+            return True
+        if depth <= 0 or not child or child in self._active:
+            return False
+        try:
+            return self.is_empty(self.resolve(child), depth - 1)
+        except SchemaError:
+            return False
+
+    def _array_set_empty(self, s: ArraySet, depth: int) -> bool:
+        required = range(min(s.min_items, len(s.prefix) + 1))
+        if any(self.child_is_empty(s.item(i), depth) for i in required):
+            return True
+        return s.min_items > len(s.prefix) and self.child_is_empty(s.items, depth)
+
+    def _object_set_empty(self, s: ObjectSet, depth: int) -> bool:
+        if s.max_properties is not None and len(s.required) > s.max_properties:
+            return True
+        for name in s.required:
+            if s.names is not None and not any(string_admits(n, name) is not False
+                                               for n in s.names):
+                return True
+            if self.child_is_empty(property_value(s, name), depth):
+                return True
+        return False
+
+
+def _pointer_of(atom: Ref | Inline | Not) -> str:
+    return atom.pointer if isinstance(atom, (Ref, Not)) else ""
+
+
+def _facets(node: Node) -> dict[str, Any]:
+    return {name: getattr(node, name) for name in
+            ("null", "booleans", "numbers", "strings", "arrays", "objects")}
+
+
+def _json_type(value: Any) -> str:
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "a boolean"
+    if isinstance(value, Decimal):
+        return "a number"
+    if isinstance(value, str):
+        return "a string"
+    return "an array" if isinstance(value, list) else "an object"
+
+
+def _string_set_empty(s: StringSet) -> bool:
+    literal_sets = [lang.values for lang in s.languages if isinstance(lang, Literals)]
+    if not literal_sets:
+        return s.max_length is not None and s.min_length > s.max_length
+    candidates = set(literal_sets[0]).intersection(*literal_sets[1:])
+    return not any(string_admits(s, value) is not False for value in candidates)
+
+
+def string_admits(s: StringSet, value: str) -> bool | None:
+    """Whether ``value`` is in the string set; ``None`` if a language can't be compiled."""
+    if len(value) < s.min_length or (s.max_length is not None and len(value) > s.max_length):
+        return False
+    verdicts = [matches(lang, value) for lang in s.languages]
+    verdicts += [None if (m := matches(lang, value)) is None else not m for lang in s.excluded]
+    if any(verdict is False for verdict in verdicts):
+        return False
+    return None if any(verdict is None for verdict in verdicts) else True
+
+
+def property_value(s: ObjectSet, name: str) -> Child:
+    """The schema a property called ``name`` must satisfy in objects of ``s``."""
+    parts: list[Child] = []
+    for clause in s.clauses:
+        parts.append(clause_value(clause, name))
+    return conjoin(*parts)
+
+
+def clause_value(clause: Clause, name: str) -> Child:
+    """What one clause requires of property ``name``: its ``properties`` entry and matching
+    patterns' schemas, or ``additional`` if neither applies. A pattern that can't be compiled
+    may or may not match: then neither its schema nor ``additional`` is required (a superset)."""
+    parts: list[Child] = []
+    declared = False
+    unknown = False
+    for property_name, child in clause.properties:
+        if property_name == name:
+            parts.append(child)
+            declared = True
+    for pattern, child in clause.patterns:
+        verdict = matches(pattern, name)
+        if verdict:
+            parts.append(child)
+            declared = True
+        elif verdict is None:
+            unknown = True
+    if not declared and not unknown:
+        parts.append(clause.additional)
+    return conjoin(*parts)
+
+
+class _SchemaReader:
+    """The keywords of one schema object, read into a node."""
+
+    def __init__(self, reader: Reader, pointer: str, schema: dict[str, Any]):
+        self.reader = reader
+        self.reporter = reader.reporter
+        self.pointer = pointer
+        self.schema = schema
+        location = reader.document.location(pointer)
+        self.draft = location.draft
+        self.formats_asserted = not (location.declared and location.draft >= 2019)
+        self.exact = True
+
+    # -- helpers ---------------------------------------------------------------------------
+    def at(self, *tokens: str | int) -> str:
+        return join(self.pointer, *tokens)
+
+    def child(self, *tokens: str | int) -> Child:
+        return (Ref(self.at(*tokens)),)
+
+    def relax(self, keyword: str, message: str, hint: str | None = None,
+              code: str | None = None) -> None:
+        self.exact = False
+        if code is None:
+            self.reporter.relax(self.at(keyword), message, hint)
+        else:
+            self.reporter.relax(self.at(keyword), message, hint, code)
+
+    def invalid(self, keyword: str, message: str) -> None:
+        self.reporter.invalid(self.at(keyword), message)
+
+    def count(self, keyword: str) -> int | None:
+        """A non-negative integer keyword (``2.0`` is 2), or ``None`` if absent or invalid."""
+        value = self.schema.get(keyword)
+        if value is None:
+            return None
+        if isinstance(value, Decimal) and value == value.to_integral_value() and value >= 0:
+            if value > 10**9:
+                return None if keyword.startswith("max") else int(value)
+            return int(value)
+        self.invalid(keyword, f"`{keyword}` must be a non-negative integer")
+        return None
+
+    def number(self, keyword: str) -> Decimal | None:
+        value = self.schema.get(keyword)
+        if value is None or isinstance(value, bool):
+            return None
+        if isinstance(value, Decimal):
+            return value
+        self.invalid(keyword, f"`{keyword}` must be a number")
+        return None
+
+    def subschema_list(self, keyword: str) -> list[Child] | None:
+        value = self.schema.get(keyword)
+        if value is None:
+            return None
+        if not isinstance(value, list) or not value:
+            self.invalid(keyword, f"`{keyword}` must be a non-empty array of schemas")
+            return None
+        return [self.child(keyword, index) for index in range(len(value))]
+
+    def meet(self, node: Node, other: Node, keyword: str) -> Node:
+        try:
+            return intersect(node, other)
+        except TooManyAlternatives as exc:
+            self.relax(keyword, f"enforcing `{keyword}` together with the rest of this schema "
+                       f"needs too many alternatives ({exc})", code=TOO_COMPLEX)
+            return node
+
+    # -- the whole schema ------------------------------------------------------------------
+    def node(self) -> Node:
+        schema = self.schema
+        if "$ref" in schema and self.draft <= 7:
+            return self.reference("$ref")
+        node = self.types()
+        for keyword, build in (
+            ("number", self.numbers),
+            ("string", self.strings),
+            ("array", self.arrays),
+            ("object", self.objects),
+        ):
+            constraint = build()
+            if constraint is not None:
+                node = self.meet(node, constraint, keyword)
+        for keyword, build in (
+            ("const", self.const),
+            ("enum", self.enum),
+            ("$ref", lambda: self.reference("$ref")),
+            ("$dynamicRef", lambda: self.reference("$dynamicRef")),
+            ("$recursiveRef", lambda: self.reference("$recursiveRef")),
+            ("allOf", self.all_of),
+            ("anyOf", self.any_of),
+            ("oneOf", self.one_of),
+            ("not", self.negation),
+            ("if", self.conditional),
+            ("dependentSchemas", lambda: self.dependent_schemas("dependentSchemas")),
+            ("dependencies", lambda: self.dependent_schemas("dependencies")),
+        ):
+            if keyword in schema:
+                constraint = build()
+                if constraint is not None:
+                    node = self.meet(node, constraint, keyword)
+        for keyword in schema:
+            if keyword not in _HANDLED and keyword not in ANNOTATIONS and not keyword.startswith(
+                    "x-"):
+                self.reporter.note(self.at(keyword), UNKNOWN_KEYWORD,
+                                   f"unknown keyword `{keyword}` ignored (JSON Schema treats it "
+                                   "as an annotation)")
+        if not self.exact:
+            node = Node(**{**_facets(node), "exact": False})
+        return node
+
+    def types(self) -> Node:
+        declared = self.schema.get("type")
+        nullable = self.schema.get("nullable") is True
+        if declared is None:
+            return ANYTHING
+        names = declared if isinstance(declared, list) else [declared]
+        nodes = []
+        for name in names:
+            if not isinstance(name, str) or name not in _TYPES:
+                self.invalid("type", f"unknown type {name!r}; expected one of "
+                             f"{', '.join(_TYPES)}")
+                return ANYTHING
+            nodes.append(_TYPES[name])
+        if nullable:
+            nodes.append(_TYPES["null"])
+        return union(nodes)
+
+    # -- type-specific keywords ------------------------------------------------------------
+    def numbers(self) -> Node | None:
+        low = self._bound("minimum", "exclusiveMinimum", lower=True)
+        high = self._bound("maximum", "exclusiveMaximum", lower=False)
+        step = self.number("multipleOf")
+        if step is not None and step <= 0:
+            self.invalid("multipleOf", "`multipleOf` must be greater than 0")
+            step = None
+        format_name = self.schema.get("format")
+        if isinstance(format_name, str) and format_name in NUMBER_FORMATS:
+            first, last = NUMBER_FORMATS[format_name]
+            low = _tighter(low, Bound(first), lower=True)
+            high = _tighter(high, Bound(last), lower=False)
+        if low is None and high is None and step is None:
+            return None
+        return _only("numbers", (NumberSet(low, high, None, step, (), self.pointer),))
+
+    def _bound(self, inclusive: str, exclusive: str, lower: bool) -> Bound | None:
+        value = self.number(inclusive)
+        flag = self.schema.get(exclusive)
+        if isinstance(flag, bool):
+            # Draft 4: the boolean makes the inclusive bound exclusive.
+            return None if value is None else Bound(value, flag)
+        bound = None if value is None else Bound(value)
+        other = self.number(exclusive)
+        if other is not None:
+            bound = _tighter(bound, Bound(other, True), lower)
+        return bound
+
+    def strings(self) -> Node | None:
+        low = self.count("minLength") or 0
+        high = self.count("maxLength")
+        languages: list[Language] = []
+        pattern = self.schema.get("pattern")
+        if pattern is not None:
+            if isinstance(pattern, str):
+                languages.append(Pattern(pattern, self.at("pattern")))
+            else:
+                self.invalid("pattern", "`pattern` must be a string")
+        format_name = self.schema.get("format")
+        if isinstance(format_name, str) and not self.formats_asserted:
+            self.reporter.note(self.at("format"), FORMAT_NOT_ENFORCED,
+                               f"format {format_name!r} is an annotation under the draft "
+                               "$schema declares; it is not enforced")
+        elif isinstance(format_name, str):
+            if format_name in STRING_FORMATS:
+                languages.append(Format(format_name, self.at("format")))
+            elif format_name not in UNCONSTRAINED_FORMATS and format_name not in NUMBER_FORMATS:
+                self.reporter.warn(self.at("format"), FORMAT_NOT_ENFORCED,
+                                   f"format {format_name!r} is not enforced (grammarkit knows "
+                                   f"{', '.join(sorted(STRING_FORMATS))})",
+                                   "use a `pattern` to constrain the string")
+        elif format_name is not None:
+            self.invalid("format", "`format` must be a string")
+        if not low and high is None and not languages:
+            return None
+        return _only("strings", (StringSet(low, high, tuple(languages), (), self.pointer),))
+
+    def arrays(self) -> Node | None:
+        schema = self.schema
+        prefix: tuple[Child, ...] = ()
+        items: Child = ANY
+        if isinstance(schema.get("prefixItems"), list):
+            prefix = tuple(self.child("prefixItems", i) for i in range(len(schema["prefixItems"])))
+            if "items" in schema and not isinstance(schema["items"], list):
+                items = self.child("items")
+        elif isinstance(schema.get("items"), list):
+            prefix = tuple(self.child("items", i) for i in range(len(schema["items"])))
+            if "additionalItems" in schema:
+                items = self.child("additionalItems")
+        elif "items" in schema:
+            items = self.child("items")
+        elif "prefixItems" in schema:
+            self.invalid("prefixItems", "`prefixItems` must be an array of schemas")
+        if self.reader.strict and self._undeclared_forbidden("array", (
+                "items", "additionalItems", "unevaluatedItems"), ("prefixItems",)):
+            if "items" not in schema or isinstance(schema["items"], list):
+                items = NEVER
+        low = self.count("minItems") or 0
+        high = self.count("maxItems")
+        contains: tuple[Contains, ...] = ()
+        if "contains" in schema:
+            least = self.count("minContains")
+            most = self.count("maxContains")
+            contains = (Contains(self.child("contains"), 1 if least is None else least, most, 0,
+                                 self.at("contains")),)
+        unique = schema.get("uniqueItems") is True
+        unevaluated = self.unevaluated_items()
+        if unevaluated is not None:
+            width = max(len(prefix), unevaluated[0])
+            prefix = prefix + (ANY,) * (width - len(prefix))
+            items = conjoin(items, unevaluated[1])
+        if not prefix and items == ANY and not low and high is None and not contains and not (
+                unique):
+            return None
+        return _only("arrays", (ArraySet(prefix, items, low, high, contains, unique,
+                                         self.pointer),))
+
+    def objects(self) -> Node | None:
+        schema = self.schema
+        properties: list[tuple[str, Child]] = []
+        if isinstance(schema.get("properties"), dict):
+            properties = [(name, self.child("properties", name))
+                          for name in schema["properties"]]
+        patterns: list[tuple[Pattern, Child]] = []
+        if isinstance(schema.get("patternProperties"), dict):
+            patterns = [(Pattern(source, self.at("patternProperties", source)),
+                         self.child("patternProperties", source))
+                        for source in schema["patternProperties"]]
+        additional = self.child("additionalProperties") if (
+            "additionalProperties" in schema) else ANY
+        if self.reader.strict and self._undeclared_forbidden("object", (
+                "additionalProperties", "unevaluatedProperties"),
+                ("properties", "patternProperties")):
+            additional = NEVER
+        clauses = []
+        if properties or patterns or additional != ANY:
+            clauses.append(Clause(tuple(properties), tuple(patterns), additional))
+        unevaluated = self.unevaluated_properties()
+        if unevaluated is not None:
+            clauses.append(unevaluated)
+        required = self.names_list("required")
+        dependent = self.dependent_required()
+        names = None
+        if "propertyNames" in schema:
+            names = self.reader.property_names(self.child("propertyNames"))
+        low = self.count("minProperties") or 0
+        high = self.count("maxProperties")
+        if not clauses and not required and not dependent and names is None and not low and (
+                high is None):
+            return None
+        return _only("objects", (ObjectSet(tuple(clauses), tuple(required), low, high, names,
+                                           dependent, self.pointer),))
+
+    def _undeclared_forbidden(self, type_name: str, allowing: tuple[str, ...],
+                              declaring: tuple[str, ...]) -> bool:
+        """Strict mode: whether this schema describes the type's members (declares some or
+        names the type) without saying what else may appear."""
+        if any(keyword in self.schema for keyword in allowing):
+            return False
+        declared = self.schema.get("type")
+        names = declared if isinstance(declared, list) else [declared]
+        return type_name in names or any(keyword in self.schema for keyword in declaring)
+
+    def names_list(self, keyword: str) -> list[str]:
+        value = self.schema.get(keyword)
+        if value is None:
+            return []
+        if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
+            self.invalid(keyword, f"`{keyword}` must be an array of strings")
+            return []
+        return list(dict.fromkeys(value))
+
+    def dependent_required(self) -> tuple[tuple[str, tuple[str, ...]], ...]:
+        found: list[tuple[str, tuple[str, ...]]] = []
+        for keyword in ("dependentRequired", "dependencies"):
+            value = self.schema.get(keyword)
+            if not isinstance(value, dict):
+                if value is not None:
+                    self.invalid(keyword, f"`{keyword}` must be an object")
+                continue
+            for name, companions in value.items():
+                if isinstance(companions, list):
+                    if not all(isinstance(c, str) for c in companions):
+                        self.invalid(keyword, f"`{keyword}` lists must hold strings")
+                        continue
+                    if companions:
+                        found.append((name, tuple(dict.fromkeys(companions))))
+                elif keyword == "dependentRequired":
+                    self.invalid(keyword, "`dependentRequired` values must be arrays of strings")
+        return tuple(found)
+
+    # -- values ----------------------------------------------------------------------------
+    def const(self) -> Node:
+        return value_node(self.schema["const"])
+
+    def enum(self) -> Node | None:
+        values = self.schema["enum"]
+        if not isinstance(values, list):
+            self.invalid("enum", "`enum` must be an array")
+            return None
+        if len(values) > MAX_ENUM:
+            self.relax("enum", f"`enum` lists {len(values)} values; at most {MAX_ENUM} are "
+                       "enforced", code=TOO_COMPLEX)
+            return None
+        return values_node(values)
+
+    # -- applicators -----------------------------------------------------------------------
+    def reference(self, keyword: str) -> Node:
+        reference = self.schema[keyword]
+        if not isinstance(reference, str):
+            self.invalid(keyword, f"`{keyword}` must be a string")
+            return ANYTHING
+        if keyword == "$recursiveRef":
+            reference = "#"
+        try:
+            target = self.reader.document.resolve(self.pointer, reference)
+        except KeyError:
+            self.reporter.invalid(self.at(keyword), f"`{keyword}` {reference!r} names nothing "
+                                  "in this document", None, UNRESOLVED_REF)
+            return ANYTHING
+        if target is None:
+            self.relax(keyword, f"`{keyword}` {reference!r} names another document; it is not "
+                       "enforced", "bundle the referenced schema into $defs and refer to it "
+                       "with #/$defs/...")
+            return ANYTHING
+        if keyword != "$ref" and self._dynamic(keyword, reference, target):
+            self.relax(keyword, f"`{keyword}` {reference!r} resolves dynamically; it is not "
+                       "enforced")
+            return ANYTHING
+        return self.reader.resolve((Ref(target),))
+
+    def _dynamic(self, keyword: str, reference: str, target: str) -> bool:
+        """Whether a ``$dynamicRef`` / ``$recursiveRef`` may resolve elsewhere than statically."""
+        document = self.reader.document
+        if keyword == "$recursiveRef":
+            return any(
+                isinstance(s := document.at(p), dict) and s.get("$recursiveAnchor") is True
+                for p in document.subschemas if p
+            )
+        name = reference.partition("#")[2]
+        schema = document.at(target)
+        if not isinstance(schema, dict) or schema.get("$dynamicAnchor") != name:
+            return False
+        return len(document.dynamic_anchors.get(name, ())) > 1
+
+    def all_of(self) -> Node | None:
+        children = self.subschema_list("allOf")
+        if children is None:
+            return None
+        node = ANYTHING
+        for child in children:
+            node = self.meet(node, self.reader.resolve(child), "allOf")
+        return node
+
+    def any_of(self) -> Node | None:
+        children = self.subschema_list("anyOf")
+        if children is None:
+            return None
+        return self._union([self.reader.resolve(child) for child in children], "anyOf")
+
+    def _union(self, nodes: list[Node], keyword: str) -> Node | None:
+        try:
+            return union(nodes)
+        except TooManyAlternatives as exc:
+            self.relax(keyword, f"`{keyword}` needs too many alternatives ({exc})",
+                       code=TOO_COMPLEX)
+            return None
+
+    def one_of(self) -> Node | None:
+        children = self.subschema_list("oneOf")
+        if children is None:
+            return None
+        nodes = [self.reader.resolve(child) for child in children]
+        if self._disjoint(nodes):
+            return self._union(nodes, "oneOf")
+        branches = []
+        for index, node in enumerate(nodes):
+            others = [(Not(children[j], self.pointer, "oneOf"),) for j in range(len(nodes))
+                      if j != index]
+            branch = node
+            for other in others:
+                branch = self.meet(branch, self.reader.resolve(other), "oneOf")
+            branches.append(branch)
+        if not all(branch.exact for branch in branches):
+            self.exact = False
+            return self._union(nodes, "oneOf")
+        return self._union(branches, "oneOf")
+
+    def _disjoint(self, nodes: list[Node]) -> bool:
+        for index, first in enumerate(nodes):
+            for second in nodes[index + 1 :]:
+                try:
+                    common = intersect(first, second)
+                except TooManyAlternatives:
+                    return False
+                if not self.reader.is_empty(common):
+                    return False
+        return True
+
+    def negation(self) -> Node:
+        return self.reader.complement(self.reader.resolve(self.child("not")), self.pointer, "not")
+
+    def conditional(self) -> Node | None:
+        condition = self.reader.resolve(self.child("if"))
+        then = self.reader.resolve(self.child("then")) if "then" in self.schema else ANYTHING
+        otherwise = self.reader.resolve(self.child("else")) if "else" in self.schema else ANYTHING
+        if "then" not in self.schema and "else" not in self.schema:
+            return None
+        complement = self.reader.complement(condition, self.pointer, "if")
+        if not complement.exact:
+            self.exact = False
+            return self._union([intersect(condition, then), otherwise], "if")
+        return self._union([self.meet(condition, then, "then"),
+                            self.meet(complement, otherwise, "else")], "if")
+
+    def dependent_schemas(self, keyword: str) -> Node | None:
+        value = self.schema[keyword]
+        if not isinstance(value, dict):
+            if keyword == "dependentSchemas":
+                self.invalid(keyword, "`dependentSchemas` must be an object")
+            return None
+        node = ANYTHING
+        for name, dependent in value.items():
+            if not isinstance(dependent, (dict, bool)):
+                continue
+            absent = ObjectSet(clauses=(Clause(properties=((name, NEVER),)),))
+            present = ObjectSet(required=(name,))
+            others = Node(**{**_facets(ANYTHING), "objects": (absent,)})
+            when_present = self.meet(self.reader.resolve(self.child(keyword, name)),
+                                     Node(objects=(present,)), keyword)
+            either = self._union([others, when_present], keyword)
+            if either is not None:
+                node = self.meet(node, either, keyword)
+        return node
+
+    # -- unevaluated* ----------------------------------------------------------------------
+    def _in_place_schemas(self, keyword: str) -> list[dict[str, Any]] | None:
+        """The schemas applied in place (this one, its ``allOf`` members and ``$ref`` targets,
+        transitively), or ``None`` if a conditional applicator makes the evaluated set depend
+        on the instance."""
+        document = self.reader.document
+        found: list[dict[str, Any]] = []
+        seen: set[str] = set()
+        stack = [self.pointer]
+        while stack:
+            pointer = stack.pop()
+            if pointer in seen:
+                continue
+            seen.add(pointer)
+            schema = document.at(pointer)
+            if not isinstance(schema, dict):
+                continue
+            found.append(schema)
+            for applicator in _IN_PLACE:
+                if applicator not in schema:
+                    continue
+                if applicator == "allOf" and isinstance(schema["allOf"], list):
+                    stack.extend(join(pointer, "allOf", i) for i in range(len(schema["allOf"])))
+                elif applicator == "$ref" and isinstance(schema["$ref"], str):
+                    try:
+                        target = document.resolve(pointer, schema["$ref"])
+                    except KeyError:
+                        target = None
+                    if target is None:
+                        return None
+                    stack.append(target)
+                else:
+                    return None
+        return found
+
+    def unevaluated_properties(self) -> Clause | None:
+        if "unevaluatedProperties" not in self.schema:
+            return None
+        schemas = self._in_place_schemas("unevaluatedProperties")
+        if schemas is None:
+            self.relax("unevaluatedProperties", "`unevaluatedProperties` beside `anyOf`, "
+                       "`oneOf`, `not`, `if` or dependent schemas depends on which branch "
+                       "matched; it is not enforced")
+            return None
+        names: dict[str, None] = {}
+        patterns: dict[str, None] = {}
+        for schema in schemas:
+            if schema is not self.schema and "unevaluatedProperties" in schema:
+                return None
+            if "additionalProperties" in schema:
+                return None
+            if isinstance(schema.get("properties"), dict):
+                names.update(dict.fromkeys(schema["properties"]))
+            if isinstance(schema.get("patternProperties"), dict):
+                patterns.update(dict.fromkeys(schema["patternProperties"]))
+        return Clause(tuple((name, ANY) for name in names),
+                      tuple((Pattern(p, self.at("unevaluatedProperties")), ANY)
+                            for p in patterns),
+                      self.child("unevaluatedProperties"))
+
+    def unevaluated_items(self) -> tuple[int, Child] | None:
+        if "unevaluatedItems" not in self.schema:
+            return None
+        schemas = self._in_place_schemas("unevaluatedItems")
+        if schemas is None or any("contains" in s for s in schemas):
+            self.relax("unevaluatedItems", "`unevaluatedItems` beside `anyOf`, `oneOf`, `not`, "
+                       "`if`, dependent schemas or `contains` depends on which items matched; "
+                       "it is not enforced")
+            return None
+        width = 0
+        for schema in schemas:
+            if schema is not self.schema and "unevaluatedItems" in schema:
+                return None
+            items = schema.get("items")
+            if isinstance(items, list):
+                width = max(width, len(items))
+                if "additionalItems" in schema:
+                    return None
+            elif "items" in schema:
+                return None
+            if isinstance(schema.get("prefixItems"), list):
+                width = max(width, len(schema["prefixItems"]))
+        return width, self.child("unevaluatedItems")
+
+
+def _only(facet: str, value: Any) -> Node:
+    """Every value, except that type ``facet`` is limited to ``value``."""
+    return Node(**{**_facets(ANYTHING), facet: value})
+
+
+def _tighter(a: Bound | None, b: Bound, lower: bool) -> Bound:
+    if a is None:
+        return b
+    if a.value == b.value:
+        return Bound(a.value, a.exclusive or b.exclusive)
+    if lower:
+        return a if a.value > b.value else b
+    return a if a.value < b.value else b
+
+
+__all__ = ["Reader", "clause_value", "property_value", "string_admits", "escape",
+           "Callable"]

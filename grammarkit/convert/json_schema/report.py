@@ -1,0 +1,101 @@
+"""Collecting the converter's diagnostics, each pinned to a JSON pointer.
+
+Three kinds of finding:
+
+* :meth:`Reporter.invalid` — the schema is malformed (``GK15x`` errors); conversion fails.
+* :meth:`Reporter.relax` — a keyword no grammar can enforce exactly (or not within the limits).
+  The converter drops or widens it, so the grammar over-approximates; the finding is an error
+  (``GK154``/``GK155``) unless the conversion is lenient, then a warning (``GK254``/``GK255``).
+* :meth:`Reporter.warn` — always a warning: an unknown ``format`` left unenforced, ``required``
+  not enforced in any property order, indentation beyond its depth limit.
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+from grammarkit.convert.errors import SchemaError
+from grammarkit.diagnostics import Diagnostic, Severity
+
+INVALID_SCHEMA = "GK150"
+UNRESOLVED_REF = "GK151"
+CYCLIC_REF = "GK152"
+TOO_LARGE = "GK153"
+NOT_ENFORCEABLE = "GK154"
+TOO_COMPLEX = "GK155"
+FORMAT_NOT_ENFORCED = "GK256"
+ORDER_NOT_ENFORCED = "GK257"
+INDENT_RELAXED = "GK258"
+UNKNOWN_KEYWORD = "GK259"
+
+_LENIENT_CODES = {NOT_ENFORCEABLE: "GK254", TOO_COMPLEX: "GK255"}
+
+
+def join(pointer: str, *tokens: str | int) -> str:
+    """``pointer`` extended by tokens (escaped as JSON pointer tokens)."""
+    return pointer + "".join("/" + str(t).replace("~", "~0").replace("/", "~1") for t in tokens)
+
+
+class Reporter:
+    """Diagnostics of one conversion, deduplicated, in the order found."""
+
+    def __init__(self, lenient: bool):
+        self.lenient = lenient
+        self._found: dict[tuple[str, str, str | None], Diagnostic] = {}
+
+    def _add(self, code: str, severity: Severity, message: str, pointer: str,
+             hint: str | None) -> None:
+        key = (code, message, pointer)
+        if key not in self._found:
+            self._found[key] = Diagnostic(code, severity, message, None, hint, pointer=pointer)
+
+    def invalid(self, pointer: str, message: str, hint: str | None = None,
+                code: str = INVALID_SCHEMA) -> None:
+        """The schema is malformed at ``pointer``."""
+        self._add(code, Severity.ERROR, message, pointer, hint)
+
+    def relax(self, pointer: str, message: str, hint: str | None = None,
+              code: str = NOT_ENFORCEABLE) -> None:
+        """A constraint at ``pointer`` is dropped or widened (the grammar accepts more)."""
+        if self.lenient:
+            self._add(_LENIENT_CODES[code], Severity.WARNING, message, pointer, hint)
+        else:
+            self._add(code, Severity.ERROR, message, pointer,
+                      hint or "pass lenient=True to accept a grammar that allows more")
+
+    def warn(self, pointer: str, code: str, message: str, hint: str | None = None) -> None:
+        """A warning in every mode."""
+        self._add(code, Severity.WARNING, message, pointer, hint)
+
+    def note(self, pointer: str, code: str, message: str) -> None:
+        """Information that changes nothing."""
+        self._add(code, Severity.NOTE, message, pointer, None)
+
+    def fail(self, pointer: str, message: str, code: str, hint: str | None = None) -> SchemaError:
+        """A :class:`SchemaError` for a fatal problem, with everything found so far."""
+        self.invalid(pointer, message, hint, code)
+        return SchemaError(self.diagnostics(), pointer)
+
+    def diagnostics(self) -> list[Diagnostic]:
+        """Everything found, errors first."""
+        found = list(self._found.values())
+        return [d for d in found if d.is_error] + [d for d in found if not d.is_error]
+
+    def finish(self) -> list[Diagnostic]:
+        """The non-error diagnostics.
+
+        Raises
+        ------
+        SchemaError
+            If any error was found.
+        """
+        found = self.diagnostics()
+        errors = [d for d in found if d.is_error]
+        if errors:
+            raise SchemaError(found, errors[0].pointer)
+        return found
+
+
+def at_pointer(diagnostic: Diagnostic, pointer: str) -> Diagnostic:
+    """``diagnostic`` pinned to ``pointer``."""
+    return replace(diagnostic, pointer=pointer)

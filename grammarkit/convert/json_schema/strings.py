@@ -1,0 +1,185 @@
+"""String sets to grammar: quotes around the JSON spellings of the allowed values.
+
+Three routes, cheapest first:
+
+* literal sets (``enum``, ``const``): each allowed value, every spelling of each character;
+* one pattern or format and no other constraint (lengths it implies don't count): the
+  regular expression, translated to JSON text character by character;
+* anything else (lengths beside a pattern, several patterns, excluded names): the product
+  automaton of all constraints, as right-linear rules, or a bounded repetition when the
+  language is just "``m`` to ``n`` characters from one class".
+
+A constraint that can't be compiled, or whose product automaton would exceed the state limit,
+is relaxed (dropped, so the grammar accepts more) with a diagnostic.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from grammarkit.convert.json_schema.automata import (
+    DFA,
+    SCALARS,
+    Ranges,
+    TooComplex,
+    complement,
+    dfa_to_rules,
+    intersect,
+    minimize,
+    universal_dfa,
+    with_length,
+)
+from grammarkit.convert.json_schema.digits import choice, sequence
+from grammarkit.convert.json_schema.json_text import quoted, spell_expr, spell_text
+from grammarkit.convert.json_schema.languages import (
+    LanguageError,
+    describe,
+    language_dfa,
+    language_expr,
+)
+from grammarkit.convert.json_schema.model import Language, Literals, StringSet
+from grammarkit.convert.json_schema.reader import string_admits
+from grammarkit.convert.json_schema.report import TOO_COMPLEX
+from grammarkit.ebnf import ast
+
+if TYPE_CHECKING:
+    from grammarkit.convert.json_schema.emitter import Emitter
+
+
+def string_expr(s: StringSet, emitter: Emitter, name: str) -> ast.Expr:
+    """The JSON strings (quotes included) whose value is in ``s``; nothing (an empty class) if
+    the set is empty."""
+    literal_sets = [lang for lang in s.languages if isinstance(lang, Literals)]
+    if literal_sets:
+        return _literals(s, literal_sets, emitter)
+    languages = [lang for lang in s.languages if _compiles(lang, emitter)]
+    excluded = [lang for lang in s.excluded if _compiles(lang, emitter)]
+    if not languages and not excluded:
+        return quoted(_repeat(emitter.char(SCALARS), s.min_length, s.max_length))
+    if len(languages) == 1 and not excluded and _lengths_implied(languages[0], s):
+        return quoted(spell_expr(language_expr(languages[0]), emitter.char))
+    try:
+        dfa = _product(languages, excluded, s.min_length, s.max_length)
+    except (TooComplex, LanguageError) as exc:
+        return _relaxed(s, languages, emitter, str(exc))
+    return quoted(_dfa_expr(dfa, emitter, name))
+
+
+def _compiles(language: Language, emitter: Emitter) -> bool:
+    try:
+        language_expr(language)
+    except LanguageError as exc:
+        emitter.reporter.relax(getattr(language, "pointer", ""), f"{exc}; it is not enforced")
+        return False
+    return True
+
+
+def _literals(s: StringSet, literal_sets: list[Literals], emitter: Emitter) -> ast.Expr:
+    candidates = set(literal_sets[0].values).intersection(*(lang.values for lang in
+                                                            literal_sets[1:]))
+    allowed = []
+    for value in sorted(candidates):
+        verdict = string_admits(s, value)
+        if verdict is None:
+            emitter.reporter.relax(s.pointer, f"can't decide whether {value!r} matches the "
+                                   "pattern beside it; it is allowed")
+        if verdict is not False:
+            allowed.append(quoted(spell_text(value)))
+    return choice(allowed)
+
+
+def _lengths_implied(language: Language, s: StringSet) -> bool:
+    """Whether the language alone keeps lengths within ``s``'s bounds."""
+    if s.min_length == 0 and s.max_length is None:
+        return True
+    try:
+        bounds = language_dfa(language).length_bounds()
+    except LanguageError:
+        return False
+    if bounds is None:
+        return True
+    low, high = bounds
+    return low >= s.min_length and (
+        s.max_length is None or (high is not None and high <= s.max_length))
+
+
+def _product(languages: list[Language], excluded: list[Language], low: int,
+             high: int | None) -> DFA:
+    dfa = universal_dfa()
+    for language in languages:
+        dfa = intersect(dfa, language_dfa(language))
+    for language in excluded:
+        dfa = intersect(dfa, complement(language_dfa(language)))
+    if low or high is not None:
+        dfa = with_length(dfa, low, high)
+    return minimize(dfa)
+
+
+def _relaxed(s: StringSet, languages: list[Language], emitter: Emitter, reason: str) -> ast.Expr:
+    """The superset kept when the exact product is out of reach: the first language alone."""
+    dropped = [describe(lang) for lang in languages[1:]] + [
+        describe(lang) for lang in s.excluded]
+    if s.min_length or s.max_length is not None:
+        dropped.append("the length bounds")
+    emitter.reporter.relax(s.pointer, f"combining the string constraints here is too complex "
+                           f"({reason}); {', '.join(dropped) or 'nothing'} not enforced",
+                           "simplify the pattern, or drop minLength/maxLength",
+                           code=TOO_COMPLEX)
+    if not languages:
+        return quoted(_repeat(emitter.char(SCALARS), s.min_length, s.max_length))
+    return quoted(spell_expr(language_expr(languages[0]), emitter.char))
+
+
+def _dfa_expr(dfa: DFA, emitter: Emitter, name: str) -> ast.Expr:
+    if dfa.is_empty():
+        return ast.CharClass(())
+    repetition = _as_repetition(dfa)
+    if repetition is not None:
+        ranges, low, high = repetition
+        return _repeat(emitter.char(ranges), low, high)
+    start, rules = dfa_to_rules(dfa, emitter.fresh_name(f"{name}.string"), emitter.char)
+    emitter.add_rules(rules)
+    return start
+
+
+def _as_repetition(dfa: DFA) -> tuple[Ranges, int, int | None] | None:
+    """``(ranges, low, high)`` if the language is ``low`` to ``high`` code points from
+    ``ranges``, else ``None``."""
+    ranges: Ranges | None = None
+    state = dfa.start
+    visited = []
+    while True:
+        visited.append(state)
+        edges = dfa.edges[state]
+        if not edges:
+            high: int | None = len(visited) - 1
+            break
+        if len(edges) != 1 or (ranges is not None and edges[0][0] != ranges):
+            return None
+        ranges, target = edges[0]
+        if target == state:
+            high = None
+            break
+        if target in visited:
+            return None
+        state = target
+    accepting = [index for index, s in enumerate(visited) if s in dfa.accepting]
+    if not accepting or ranges is None:
+        return None
+    low = accepting[0]
+    if accepting != list(range(low, len(visited))):
+        return None
+    return ranges, low, high
+
+
+def _repeat(item: ast.Expr, low: int, high: int | None) -> ast.Expr:
+    if low == 0 and high is None:
+        return ast.Repeat(item, 0, None, "*")
+    if high == 0:
+        return ast.Literal("")
+    if low == high == 1:
+        return item
+    return ast.Repeat(item, low, high)
+
+
+__all__ = ["string_expr", "sequence"]
