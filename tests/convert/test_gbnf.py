@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import random
 import time
+from pathlib import Path
 
 import lark
 import pytest
@@ -16,6 +17,8 @@ from grammarkit.convert.regex import MAX_CODEPOINT, merge_ranges
 from grammarkit.diagnostics import GrammarError
 from grammarkit.ebnf import ast
 from grammarkit.ebnf.parser import parse
+from grammarkit.grammar import Grammar
+from grammarkit.sample import sample
 
 
 def parsed(ebnf: str, root: str = "root") -> ast.GrammarAST:
@@ -219,6 +222,20 @@ def test_written_gbnf_reads_back_to_the_same_language(name: str) -> None:
     strings = near_misses(examples)
     read = from_gbnf(to_gbnf(parsed(ebnf), "root"))
     assert lark_accepts(read, "root", strings) == xgrammar_accepts(ebnf, strings)
+
+
+GRAMMARS_DIR = Path(__file__).resolve().parents[2] / "grammars"
+
+
+@pytest.mark.xgrammar
+@pytest.mark.parametrize("path", sorted(GRAMMARS_DIR.glob("*.ebnf")), ids=lambda p: p.name)
+def test_curated_grammars_survive_a_gbnf_round_trip(path: Path) -> None:
+    ebnf = path.read_text("utf-8")
+    original = Grammar.from_ebnf(ebnf)
+    members = sample(original, n=10, seed=3)
+    strings = list(dict.fromkeys(members + [s[:-1] for s in members] + [s + s[:1] for s in members]))
+    read = Grammar(from_gbnf(to_gbnf(original.ast, "root")))
+    assert [read.matches(s) for s in strings] == xgrammar_accepts(ebnf, strings)
 
 
 # -- reading hand-written GBNF -------------------------------------------------------------------
