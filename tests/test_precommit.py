@@ -1,0 +1,106 @@
+"""The pre-commit hooks in ``.pre-commit-hooks.yaml``, run by the real ``pre-commit`` tool.
+
+A hook repository is built from this checkout (its hook manifest, packaging files and package
+source, committed to a fresh git repository). A user's repository lists it in its
+``.pre-commit-config.yaml`` by path and commit, so ``pre-commit run`` clones it, reads the
+manifest and pip-installs the package into a virtualenv, as it does for users. (``pre-commit
+try-repo`` would do the same but ignores ``PRE_COMMIT_HOME`` and reinstalls on every run.)
+``PRE_COMMIT_HOME`` is shared by all the runs, so the environment is installed once.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+REPO_ROOT = Path(__file__).resolve().parents[1]
+HOOK_REPO_FILES = (".pre-commit-hooks.yaml", "pyproject.toml", "README.md")
+
+GOOD = 'root ::= "a" | digit+  # a letter or a number\ndigit ::= [0-9]\n'
+BAD = 'root ::= "[" valu "]"\nvalue ::= [0-9]+\n'
+MESSY = 'root   ::=  ("a")   |"b"\n'
+
+
+def _git(cwd: Path, *args: str) -> None:
+    subprocess.run(
+        ["git", "-c", "user.name=grammarkit tests", "-c", "user.email=tests@example.invalid",
+         "-c", "commit.gpgsign=false", *args],
+        cwd=cwd, check=True, capture_output=True, timeout=60,
+    )
+
+
+@pytest.fixture(scope="module")
+def hook_repo(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, str]:
+    """A git repository holding this checkout's hook manifest and package, and its commit."""
+    repo = tmp_path_factory.mktemp("hook-repo")
+    for name in HOOK_REPO_FILES:
+        shutil.copy(REPO_ROOT / name, repo / name)
+    shutil.copytree(REPO_ROOT / "grammarkit", repo / "grammarkit",
+                    ignore=shutil.ignore_patterns("__pycache__", "*.pyc"))
+    _git(repo, "init", "-q")
+    _git(repo, "add", ".")
+    _git(repo, "commit", "-q", "-m", "hooks")
+    head = subprocess.run(["git", "rev-parse", "HEAD"], cwd=repo, check=True,
+                          capture_output=True, text=True, timeout=60).stdout.strip()
+    return repo, head
+
+
+@pytest.fixture(scope="module")
+def pre_commit_home(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return tmp_path_factory.mktemp("pre-commit-home")
+
+
+@pytest.fixture()
+def project(tmp_path: Path, hook_repo: tuple[Path, str]) -> Path:
+    """A user's repository using both hooks, with a good, a bad and an untidy grammar."""
+    repo, rev = hook_repo
+    (tmp_path / ".pre-commit-config.yaml").write_text(
+        f"repos:\n- repo: {repo}\n  rev: {rev}\n  hooks:\n"
+        "  - id: grammarkit-lint\n  - id: grammarkit-fmt\n"
+    )
+    (tmp_path / "good.ebnf").write_text(GOOD)
+    (tmp_path / "bad.ebnf").write_text(BAD)
+    (tmp_path / "messy.ebnf").write_text(MESSY)
+    (tmp_path / "notes.txt").write_text("root ::= not a grammar\n")
+    _git(tmp_path, "init", "-q")
+    _git(tmp_path, "add", ".")
+    return tmp_path
+
+
+def run_hook(home: Path, project: Path, hook: str, *files: str) -> subprocess.CompletedProcess[str]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("PRE_COMMIT", "GIT_"))}
+    env["PRE_COMMIT_HOME"] = str(home)
+    return subprocess.run(
+        [sys.executable, "-m", "pre_commit", "run", hook, "--color", "never", "--files", *files],
+        cwd=project, env=env, capture_output=True, text=True, timeout=600, check=False,
+    )
+
+
+def test_lint_hook_fails_on_a_bad_grammar_and_passes_on_a_good_one(
+    pre_commit_home: Path, project: Path
+) -> None:
+    bad = run_hook(pre_commit_home, project, "grammarkit-lint", "bad.ebnf", "notes.txt")
+    assert bad.returncode == 1, bad.stdout + bad.stderr
+    assert "grammarkit lint" in bad.stdout and "Failed" in bad.stdout
+    assert "bad.ebnf:1:14: GK103 rule `valu` is not defined" in bad.stdout
+    assert "notes.txt" not in bad.stdout.split("Failed", 1)[1]
+
+    good = run_hook(pre_commit_home, project, "grammarkit-lint", "good.ebnf")
+    assert good.returncode == 0, good.stdout + good.stderr
+    assert "Passed" in good.stdout
+
+
+def test_fmt_hook_rewrites_untidy_grammars(pre_commit_home: Path, project: Path) -> None:
+    first = run_hook(pre_commit_home, project, "grammarkit-fmt", "messy.ebnf", "good.ebnf")
+    assert first.returncode == 1, first.stdout + first.stderr
+    assert "files were modified by this hook" in first.stdout
+    assert (project / "messy.ebnf").read_text() == 'root ::= "a" | "b"\n'
+    assert (project / "good.ebnf").read_text() == GOOD
+
+    second = run_hook(pre_commit_home, project, "grammarkit-fmt", "messy.ebnf", "good.ebnf")
+    assert second.returncode == 0, second.stdout + second.stderr
