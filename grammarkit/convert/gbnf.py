@@ -570,7 +570,8 @@ class _GbnfReader:
         if found is None:
             raise self._fail("expected an integer", self._here(), "write `{m}`, `{m,}` or `{m,n}`")
         self.pos = found.end()
-        return int(found.group())
+        digits = found.group().lstrip("0") or "0"
+        return int(digits) if len(digits) <= 9 else 10**9  # far above any limit either way
 
     def _char(self, in_literal: bool) -> int:
         """One character of a literal or class (an escape or a raw character) at ``pos``.
@@ -655,5 +656,9 @@ class _GbnfReader:
                              "tokens given by their text need the model's vocabulary; write "
                              "the id as `<[id]>`")
         self.pos = found.end()
-        return ast.TokenSet((int(found.group(1)),), exclude, ast.Span(start, self.pos))
+        digits = found.group(1).lstrip("0") or "0"
+        if len(digits) > 10 or int(digits) >= 2**32:
+            raise self._fail("token id is too large", ast.Span(start, self.pos),
+                             "llama.cpp token ids are 32-bit")
+        return ast.TokenSet((int(digits),), exclude, ast.Span(start, self.pos))
 

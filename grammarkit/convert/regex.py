@@ -61,7 +61,8 @@ _OCTAL = frozenset("01234567")
 _FLAG_LETTERS = {"ecma": frozenset("dgimsuvy"), "python": frozenset("aiLmsux")}
 _QUANTIFIERS: dict[str, tuple[int, int | None]] = {"*": (0, None), "+": (1, None), "?": (0, 1)}
 
-_PLAIN_RUN = re.compile(r"[^\\^$.|?*+()\[\]{}\ud800-\udfff]+")
+_PLAIN_RUN = re.compile(r"[^\\^$.|?*+()\[{\ud800-\udfff]+")
+"""Characters that stand for themselves (a lone ``]`` or ``}`` does)."""
 _BRACES = re.compile(r"\{(\d*)(,?)(\d*)\}", re.ASCII)
 _LOW_SURROGATE = re.compile(r"\\u(d[c-f][0-9a-f]{2})", re.IGNORECASE)
 _BRACED_HEX = re.compile(r"\\u\{([0-9a-fA-F]{1,8})\}")
@@ -255,7 +256,8 @@ class _Parser:
         self._atom(ast.Literal("", span))
 
     def _literal_run(self) -> None:
-        """Ordinary characters at ``pos``, as one literal (short of one a quantifier follows)."""
+        """Ordinary characters at ``pos`` as one literal; a quantifier after them takes the last
+        character alone."""
         text, start = self.text, self.pos
         match = _PLAIN_RUN.match(text, start)
         if match is None:  # a lone surrogate
@@ -354,7 +356,7 @@ class _Parser:
                 self._error("GK131", "this comment is never closed", self._span(start, 3),
                             "end the comment with `)`")
                 self.halted = True
-            self.pos = end + 1
+            self.pos = len(text) if end < 0 else end + 1
             return False, None
         if after[:1] == ">":
             self.pos += 3
@@ -457,12 +459,13 @@ class _Parser:
             return
         self.pos = match.end()
         span = ast.Span(start, self.pos)
-        low = int(low_text or "0")
-        high = None if comma and not high_text else int(high_text or low_text)
-        if max(low, high or 0) > MAX_INTEGER:
+        if any(len(t.lstrip("0")) > len(str(MAX_INTEGER)) or int(t) > MAX_INTEGER
+               for t in (low_text, high_text) if t):
             self._error("GK132", f"repetition count is too large (more than {MAX_INTEGER:.0e})",
                         span, "use `*` or `+` for an unbounded repetition")
             return
+        low = int(low_text or "0")
+        high = None if comma and not high_text else int(high_text or low_text)
         if high is not None and high < low:
             self._error("GK131", f"repetition bounds are reversed: {low} > {high}", span,
                         f"write `{{{high},{low}}}`")

@@ -420,8 +420,11 @@ def test_errors_render_with_a_caret() -> None:
         ("root ::= " + '"a" ' * 100_000 + "\n", None),
         ("x ::= [\n" * 20_000, "GK141"),
         ("root ::= " + "a | " * 50_000 + "a\na ::= \"\"\n", None),
+        ('root ::= "a"{' + "9" * 5000 + "}\n", "GK142"),
+        ("root ::= <[" + "9" * 5000 + "]>\n", "GK141"),
     ],
-    ids=["deep", "nested", "unterminated", "long", "many errors", "wide"],
+    ids=["deep", "nested", "unterminated", "long", "many errors", "wide", "huge count",
+         "huge token"],
 )
 def test_hostile_gbnf_is_handled_quickly(text: str, code: str | None) -> None:
     start = time.perf_counter()

@@ -624,6 +624,7 @@ def test_deliberate_deviations_from_xgrammar(pattern: str, text: str, ours: bool
         ("(" * 1000 + "a" + ")" * 1000, None),
         ("(" * 600 + "a" + ")" * 1200, "GK131"),
         ("a{99999999999999999}", "GK132"),
+        ("a{1," + "9" * 5000 + "}", "GK132"),
         ("[" + "a" * 200_000, "GK131"),
         ("{" * 50_000, "GK131"),
         ("\\u{" * 50_000, "GK131"),
