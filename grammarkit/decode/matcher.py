@@ -1,0 +1,236 @@
+"""`TokenMatcher`: the native, xgrammar-compatible token-mask decoder."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+import numpy.typing as npt
+
+from grammarkit.automata.earley import Frame, ParseState
+from grammarkit.decode.bitmask import bitmask_width, set_bits
+from grammarkit.decode.mask_engine import mask_engine
+from grammarkit.grammar import Grammar
+from grammarkit.vocab import Vocabulary
+
+MAX_JUMP_FORWARD = 4096
+"""Bytes :meth:`TokenMatcher.find_jump_forward_string` looks ahead at most."""
+
+
+@dataclass(frozen=True)
+class _Step:
+    state: ParseState
+    terminated: bool = False
+
+
+class TokenMatcher:
+    """Decodes one sequence under a grammar: which tokens may come next, and accepting them.
+
+    The API mirrors ``xgrammar.GrammarMatcher``. Masks are per token id over ``vocab``; special
+    tokens are never allowed unless the grammar names them with ``Token(...)``; stop tokens are
+    allowed exactly where the grammar can end. Tokens may split UTF-8 characters.
+
+    Parameters
+    ----------
+    grammar
+        The grammar to follow.
+    vocab
+        The model's vocabulary.
+    stop_token_ids
+        End-of-sequence ids, replacing ``vocab.stop_ids``.
+    max_rollback_tokens
+        How many accepted steps :meth:`rollback` can undo (``-1``: all of them).
+
+    Raises
+    ------
+    ValueError
+        If a stop token id is outside the vocabulary.
+    GrammarError
+        If the grammar cannot be compiled.
+    """
+
+    def __init__(self, grammar: Grammar, vocab: Vocabulary, *,
+                 stop_token_ids: Sequence[int] | None = None, max_rollback_tokens: int = -1):
+        stops = sorted(vocab.stop_ids if stop_token_ids is None else set(stop_token_ids))
+        bad = [i for i in stops if not 0 <= i < vocab.vocab_size]
+        if bad:
+            raise ValueError(f"stop token ids out of range({vocab.vocab_size}): {bad[:5]}")
+        self._engine = mask_engine(grammar.compiled, vocab)
+        self._vocab = vocab
+        self._stop_ids = frozenset(stops)
+        self._stop_array = np.array(stops, dtype=np.int64)
+        self._max_rollback = max_rollback_tokens
+        self._history: list[_Step] = []
+        self._frame_keys: dict[Frame, int] = {}
+        self.reset()
+
+    @property
+    def vocab_size(self) -> int:
+        return self._vocab.vocab_size
+
+    @property
+    def stop_token_ids(self) -> list[int]:
+        return self._stop_array.tolist()
+
+    # -- state ---------------------------------------------------------------------------------
+    def reset(self) -> None:
+        """Back to the start of the grammar, forgetting the history."""
+        self._history = [_Step(self._engine.recognizer.initial())]
+        self._frame_keys = {}
+
+    def is_terminated(self) -> bool:
+        """Whether a stop token has been accepted."""
+        return self._history[-1].terminated
+
+    def is_completed(self) -> bool:
+        """Whether the input so far is a complete sentence (a stop token would be accepted)."""
+        step = self._history[-1]
+        return step.terminated or self._engine.recognizer.is_accepting(step.state)
+
+    def rollback(self, num_tokens: int = 1) -> None:
+        """Undo the last ``num_tokens`` accepted tokens (or strings).
+
+        Raises
+        ------
+        ValueError
+            If fewer steps than that are kept in the history.
+        """
+        kept = len(self._history) - 1
+        if not 0 <= num_tokens <= kept:
+            raise ValueError(f"cannot roll back {num_tokens} tokens: {kept} steps are kept")
+        del self._history[len(self._history) - num_tokens:]
+
+    # -- accepting -----------------------------------------------------------------------------
+    def accept_token(self, token_id: int) -> bool:
+        """Accept ``token_id`` if the grammar allows it here; ``False`` (state unchanged) if not.
+
+        A stop token is accepted where the grammar can end, and terminates the matcher.
+        """
+        step = self._history[-1]
+        if step.terminated or not isinstance(token_id, (int, np.integer)):
+            return False
+        token_id = int(token_id)
+        if not 0 <= token_id < self.vocab_size:
+            return False
+        engine = self._engine
+        if token_id in self._stop_ids:
+            if not engine.recognizer.is_accepting(step.state):
+                return False
+            self._push(_Step(step.state, terminated=True))
+            return True
+        data = self._vocab.tokens[token_id]
+        ordinary = engine.index.rank_of[token_id] >= 0
+        by_bytes = engine.recognizer.advance(step.state, data) if ordinary else None
+        by_edge = engine.token_step(step.state, token_id, ordinary, len(data))
+        if by_bytes is None and by_edge is None:
+            return False
+        if by_bytes is not None and by_edge is not None:
+            by_bytes = engine.merge(by_bytes, by_edge)
+        state = by_bytes if by_bytes is not None else by_edge
+        assert state is not None
+        self._push(_Step(state))
+        return True
+
+    def accept_string(self, text: str | bytes) -> bool:
+        """Accept ``text`` (one rollback step) if the grammar allows it here."""
+        step = self._history[-1]
+        if step.terminated:
+            return False
+        data = text.encode("utf-8", "surrogatepass") if isinstance(text, str) else bytes(text)
+        state = self._engine.recognizer.advance(step.state, data)
+        if state is None:
+            return False
+        self._push(_Step(state))
+        return True
+
+    def _push(self, step: _Step) -> None:
+        self._history.append(step)
+        if 0 <= self._max_rollback < len(self._history) - 1:
+            del self._history[: len(self._history) - 1 - self._max_rollback]
+
+    # -- masks ---------------------------------------------------------------------------------
+    def fill_next_token_bitmask(self, bitmask: npt.NDArray[np.int32], index: int = 0) -> bool:
+        """Write the allowed next tokens into row ``index`` of ``bitmask``.
+
+        After termination no token is allowed.
+
+        Returns
+        -------
+        bool
+            Always ``True`` (the mask must be applied), as xgrammar returns.
+
+        Raises
+        ------
+        ValueError
+            If ``bitmask`` is not an ``int32`` array of shape ``(batch, >= ceil(vocab / 32))``
+            or ``index`` is not a row of it.
+        """
+        width = bitmask_width(self.vocab_size)
+        if not isinstance(bitmask, np.ndarray) or bitmask.dtype != np.int32 or bitmask.ndim != 2:
+            raise ValueError("bitmask must be a 2-d numpy int32 array (allocate_token_bitmask)")
+        if bitmask.shape[1] < width:
+            raise ValueError(f"bitmask rows have {bitmask.shape[1]} words, need {width}")
+        if not 0 <= index < bitmask.shape[0]:
+            raise ValueError(f"index {index} is not a row of a {bitmask.shape[0]}-row bitmask")
+        row = bitmask[index]
+        row[width:] = 0
+        step = self._history[-1]
+        if step.terminated:
+            row[:width] = 0
+            return True
+        engine = self._engine
+        key = engine.state_key(step.state, self._frame_keys)
+        row[:width] = engine.mask(step.state, key)
+        if len(self._stop_array) and engine.recognizer.is_accepting(step.state):
+            set_bits(row, self._stop_array)
+        return True
+
+    def allowed_token_ids(self) -> npt.NDArray[np.int64]:
+        """The ids :meth:`fill_next_token_bitmask` would allow, ascending."""
+        bitmask = np.zeros((1, bitmask_width(self.vocab_size)), dtype=np.int32)
+        self.fill_next_token_bitmask(bitmask)
+        bits = np.unpackbits(bitmask[0].view(np.uint8), bitorder="little")[: self.vocab_size]
+        return np.flatnonzero(bits)
+
+    # -- jump forward --------------------------------------------------------------------------
+    def find_jump_forward_bytes(self) -> bytes:
+        """The bytes every continuation must start with, up to where a choice or the end is."""
+        step = self._history[-1]
+        if step.terminated:
+            return b""
+        engine = self._engine
+        recognizer = engine.recognizer
+        state: ParseState | None = step.state
+        forced = bytearray()
+        while state is not None and len(forced) < MAX_JUMP_FORWARD:
+            if recognizer.is_accepting(state) or any(
+                    engine.token_edges(config) for _, config in state.groups):
+                break
+            nxt = engine.next_bytes(state)
+            if len(nxt) != 1:
+                break
+            forced.append(nxt[0])
+            state = recognizer.advance(state, bytes(nxt))
+        return bytes(forced)
+
+    def find_jump_forward_string(self) -> str:
+        """The longest forced continuation, up to its last complete character.
+
+        Bytes finishing a character split by earlier tokens come first, as lone surrogates
+        (``str.encode("utf-8", "surrogateescape")`` restores them).
+        """
+        data = self.find_jump_forward_bytes()
+        return data[: _complete_prefix(data)].decode("utf-8", "surrogateescape")
+
+
+def _complete_prefix(data: bytes) -> int:
+    """Length of ``data`` without a trailing incomplete UTF-8 sequence."""
+    for back in range(1, min(4, len(data)) + 1):
+        byte = data[-back]
+        if byte < 0x80:
+            return len(data)
+        if byte >= 0xC0:
+            need = 2 if byte < 0xE0 else 3 if byte < 0xF0 else 4
+            return len(data) if back >= need else len(data) - back
+    return len(data)
