@@ -91,10 +91,7 @@ def compile_grammar(grammar: ast.GrammarAST, root: str = "root") -> CompiledGram
             nfas[i] = nfa
 
     for caller in order:
-        try:
-            _inline_small_calls(nfas, caller)
-        except BudgetExceeded:
-            raise _too_large(rules[names[caller]]) from None
+        _inline_small_calls(nfas, caller)
         _eliminate_tail_calls(nfas[caller], caller)
 
     dfa_budget = Budget(MAX_STATES)
@@ -157,13 +154,18 @@ def _callees_first(nfas: list[NFA], root: int) -> list[int]:
 
 
 def _inline_small_calls(nfas: list[NFA], caller: int) -> None:
-    """Replace ``caller``'s calls to small other rules by copies of their automata."""
+    """Replace ``caller``'s calls to small other rules by copies of their automata.
+
+    Inlining is an optimization: it stops while a quarter of the state budget is left.
+    """
     nfa = nfas[caller]
+    reserve = nfa.budget.limit // 4
     for p in range(nfa.num_states):
         kept = []
         for rule, q in nfa.call_edges[p]:
             callee = nfas[rule]
-            if rule == caller or callee.num_states > INLINE_LIMIT:
+            if (rule == caller or callee.num_states > INLINE_LIMIT
+                    or nfa.budget.remaining - callee.num_states < reserve):
                 kept.append((rule, q))
                 continue
             shift = nfa.copy_states(callee)

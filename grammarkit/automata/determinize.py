@@ -55,8 +55,15 @@ class Automaton:
         return self.start + shift, {f + shift for f in self.finals}
 
 
-def determinize(nfa: NFA, limit: int) -> Automaton | None:
-    """The DFA of ``nfa``, or ``None`` if it needs more than ``limit`` states."""
+def determinize(nfa: NFA, limit: int, max_work: int | None = None) -> Automaton | None:
+    """The DFA of ``nfa``, or ``None`` if it needs more than ``limit`` states.
+
+    Also ``None`` when the subsets to examine hold more than ``max_work`` NFA states in all
+    (default: proportional to the NFA), which bounds the time deeply nested choices take.
+    """
+    if max_work is None:
+        max_work = 100_000 + 10 * nfa.num_states
+    work = 0
     closure = _ClosureCache(nfa)
     start = closure.of(frozenset((nfa.start,)))
     index = {start: 0}
@@ -74,9 +81,10 @@ def determinize(nfa: NFA, limit: int) -> Automaton | None:
 
     k = 0
     while k < len(sets):
-        if len(sets) > limit:
-            return None
         current = sets[k]
+        work += len(current)
+        if len(sets) > limit or work + closure.work > max_work:
+            return None
         ranges: list[tuple[int, int, int]] = []
         for lo, hi, targets in _split_ranges([e for s in current for e in nfa.byte_edges[s]]):
             t = intern(closure.of(targets))
@@ -255,9 +263,12 @@ class _ClosureCache:
     def __init__(self, nfa: NFA):
         self.nfa = nfa
         self.cache: dict[frozenset[int], frozenset[int]] = {}
+        self.work = 0
+        """Total size of the closures computed so far."""
 
     def of(self, states: frozenset[int]) -> frozenset[int]:
         found = self.cache.get(states)
         if found is None:
             found = self.cache[states] = self.nfa.epsilon_closure(states)
+            self.work += len(found)
         return found

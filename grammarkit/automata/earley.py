@@ -150,14 +150,9 @@ class Recognizer:
         history: deque[tuple[int, dict[Frame, int]]] = deque(maxlen=8)
         position, groups, failed = self._run(data, 0, dict(start.groups), history)
         tables = self._tables
-        if not failed:
-            if any(tables.accepting[config] for config in groups.values()):
-                return None
-            offset = utf8.char_start(data, len(data) - 1) if data else 0
-            if offset == len(data) or _complete_char(data, offset):
-                offset = len(data)
-        else:
-            offset = utf8.char_start(data, position)
+        if not failed and any(tables.accepting[config] for config in groups.values()):
+            return None
+        offset = utf8.char_start(data, position)
         for recorded, recorded_groups in reversed(history):
             if recorded <= offset:
                 groups = recorded_groups
@@ -514,24 +509,30 @@ def _byte_class(allowed: set[int]) -> bytes:
 
 
 def _describe_codepoints(ranges: utf8.CodepointRanges) -> list[str]:
+    """Short descriptions: single characters quoted, else character classes."""
     if not ranges:
         return []
     if ranges == ((0, utf8.MAX_CODEPOINT),):
         return ["any character"]
-    if len(ranges) <= _MAX_LISTED:
-        return [quote_string(chr(lo)) if lo == hi else f"[{class_char(lo)}-{class_char(hi)}]"
-                for lo, hi in ranges]
+    if sum(hi - lo + 1 for lo, hi in ranges) <= _MAX_LISTED:
+        return [quote_string(chr(cp)) for lo, hi in ranges for cp in range(lo, hi + 1)]
     inverse = utf8.complement(ranges)
-    negated = len(inverse) < len(ranges)
-    shown = inverse if negated else ranges
-    body = "".join(class_char(lo) if lo == hi else f"{class_char(lo)}-{class_char(hi)}"
-                   for lo, hi in shown)
-    return [f"[{'^' if negated else ''}{body}]"]
+    if len(inverse) < len(ranges):
+        return [_char_class(inverse, negated=True)]
+    if len(ranges) <= _MAX_LISTED // 2:
+        return [quote_string(chr(lo)) if lo == hi else _char_class(((lo, hi),), negated=False)
+                for lo, hi in ranges]
+    return [_char_class(ranges, negated=False)]
 
 
-def _complete_char(data: bytes, start: int) -> bool:
-    lead = utf8.decode_lead(data[start])
-    return lead is None or start + lead[1] < len(data)
+def _char_class(ranges: utf8.CodepointRanges, negated: bool) -> str:
+    parts = []
+    for lo, hi in ranges:
+        if hi - lo < 2:
+            parts += [class_char(cp) for cp in range(lo, hi + 1)]
+        else:
+            parts.append(f"{class_char(lo)}-{class_char(hi)}")
+    return f"[{'^' if negated else ''}{''.join(parts)}]"
 
 
 def _explanation(data: bytes, offset: int, expected: tuple[str, ...]) -> Explanation:
@@ -546,5 +547,8 @@ def _explanation(data: bytes, offset: int, expected: tuple[str, ...]) -> Explana
         try:
             found = quote_string(piece.decode("utf-8", "surrogatepass"))
         except UnicodeDecodeError:
-            found = "byte " + " ".join(f"0x{b:02X}" for b in piece[:1])
+            length = 1
+            while length < len(piece) and 0x80 <= piece[length] <= 0xBF:
+                length += 1
+            found = "invalid UTF-8 " + " ".join(f"0x{b:02X}" for b in piece[:length])
     return Explanation(offset, line, column, expected, found)

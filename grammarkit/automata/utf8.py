@@ -114,14 +114,15 @@ def decode_lead(byte: int) -> tuple[int, int] | None:
 
 
 def char_start(data: bytes, offset: int) -> int:
-    """The offset where the UTF-8 character containing byte ``offset`` starts.
+    """Where the (possibly malformed) UTF-8 character covering byte ``offset`` starts.
 
-    Falls back to ``offset`` itself when the bytes before it are not a valid character prefix.
+    That is the nearest lead byte at most 3 bytes before ``offset``, followed only by
+    continuation bytes, whose sequence is long enough to reach ``offset``; else ``offset``.
     """
-    start = offset
-    while start > 0 and offset - start < 3 and 0x80 <= data[start] <= 0xBF:
-        start -= 1
-    lead = decode_lead(data[start]) if start < len(data) else None
-    if start != offset and (lead is None or start + lead[1] < offset):
-        return offset
-    return start
+    for start in range(offset - 1, max(-1, offset - 4), -1):
+        lead = decode_lead(data[start])
+        if lead is not None:
+            return start if start + lead[1] >= offset else offset
+        if not 0x80 <= data[start] <= 0xBF:
+            break
+    return offset

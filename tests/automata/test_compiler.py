@@ -1,0 +1,105 @@
+"""The compiled form: rule automata, their tables, and compile-time errors."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from grammarkit.automata.compiled import CompiledGrammar
+from grammarkit.automata.compiler import compile_grammar
+from grammarkit.automata.nfa import TokenEdge
+from grammarkit.diagnostics import GrammarError
+from grammarkit.ebnf import ast
+from grammarkit.grammar import Grammar
+
+
+def compiled(source: str, root: str = "root") -> CompiledGrammar:
+    return Grammar.from_ebnf(source, root=root).compiled
+
+
+def test_literal_is_a_byte_chain() -> None:
+    c = compiled('root ::= "aé"')
+    assert c.rule_names == ("root",)
+    assert c.deterministic == (True,)
+    table = c.byte_table()
+    assert table.shape == (c.num_states, 256) and table.dtype == np.int32
+    state = c.rule_start[c.root]
+    for byte in "aé".encode():
+        state = int(table[state, byte])
+        assert state >= 0
+    assert state in c.finals
+    assert (table[state] == -1).all()
+
+
+def test_small_rules_are_inlined_and_unused_rules_dropped() -> None:
+    c = compiled('root ::= digit+ "." digit+\ndigit ::= [0-9]\nunused ::= "x"')
+    assert c.rule_names == ("root",)
+    assert not any(c.call_edges[s] for s in c.rule_states(c.root))
+
+
+def test_recursive_rules_stay_calls() -> None:
+    c = compiled('root ::= "(" root ")" | "x"')
+    calls = [edge for s in c.rule_states(c.root) for edge in c.call_edges[s]]
+    assert calls and all(rule == c.root for rule, _ in calls)
+
+
+def test_entry_pseudo_rule() -> None:
+    c = compiled('root ::= "a"')
+    assert c.call_edges[c.entry_state] == ((c.root, c.accept_state),)
+    assert c.accept_state in c.finals
+    assert c.state_rule[c.entry_state] == c.state_rule[c.accept_state] == c.num_rules
+
+
+def test_nullable_rules() -> None:
+    c = compiled('root ::= x x "a" y\nx ::= "" | "b" x | x "c"\ny ::= "d" y | "e"')
+    names = dict(zip(c.rule_names, range(c.num_rules), strict=True))
+    assert names["x"] in c.nullable and names["root"] not in c.nullable
+
+
+def test_dfa_is_minimal_for_redundant_alternatives() -> None:
+    c = compiled('root ::= "ab" | "ab" | ("a" "b") | "a" [b]')
+    assert len(c.rule_states(c.root)) == 3
+
+
+def test_token_edges_are_kept_for_the_decoder() -> None:
+    c = compiled('root ::= "a" Token(5, 3) | ExcludeToken(1)')
+    tokens = {edge for s in c.rule_states(c.root) for edge, _ in c.token_edges[s]}
+    assert tokens == {TokenEdge((3, 5)), TokenEdge((1,), exclude=True)}
+    assert "Token(3, 5)" in c.format()
+
+
+def test_format_lists_every_rule() -> None:
+    text = compiled('root ::= "(" root ")" | [a-c]').format()
+    assert text.startswith("root:")
+    assert "root->" in text and "start" in text and "final" in text and "[a-c]" in text
+
+
+def test_nondeterministic_byte_table_is_refused() -> None:
+    c = compiled('root ::= [ab]* "a" [ab]{20}')
+    with pytest.raises(ValueError):
+        c.byte_table()
+
+
+def test_undefined_root_and_reference() -> None:
+    rules = ast.GrammarAST((ast.Rule("root", ast.RuleRef("missing", ast.Span(9, 16))),))
+    with pytest.raises(GrammarError) as caught:
+        compile_grammar(rules, "root")
+    assert caught.value.diagnostics[0].code == "GK103"
+    assert caught.value.diagnostics[0].span == ast.Span(9, 16)
+    with pytest.raises(GrammarError) as caught:
+        compile_grammar(rules, "start")
+    assert caught.value.diagnostics[0].code == "GK105"
+
+
+def test_recursive_lazy_rule_is_an_error() -> None:
+    with pytest.raises(GrammarError) as caught:
+        compiled('root ::= x\nx[lazy] ::= "a" x | "b"')
+    diagnostic = caught.value.diagnostics[0]
+    assert diagnostic.code == "GK121" and "lazy rule `x`" in diagnostic.message
+
+
+def test_unsupported_regex_flag() -> None:
+    with pytest.raises(GrammarError) as caught:
+        compiled('root ::= Regex("a", flags="m")')
+    assert caught.value.diagnostics[0].code == "GK112"
+    assert "`m`" in caught.value.diagnostics[0].message

@@ -1,0 +1,119 @@
+"""Deep and long inputs and grammars: no recursion limits, bounded time and memory."""
+
+from __future__ import annotations
+
+import time
+
+import pytest
+
+from grammarkit.diagnostics import GrammarError
+from grammarkit.ebnf import ast
+from grammarkit.grammar import Grammar
+from tests.automata.grammars import JSON
+
+
+@pytest.fixture(scope="module")
+def json_grammar() -> Grammar:
+    return Grammar.from_ebnf(JSON)
+
+
+def test_5000_deep_json_arrays(json_grammar: Grammar) -> None:
+    assert json_grammar.matches("[" * 5000 + "]" * 5000)
+    assert not json_grammar.matches("[" * 5000 + "]" * 4999)
+    explanation = json_grammar.explain("[" * 5000 + "]" * 4999 + "}")
+    assert explanation is not None and explanation.offset == 9999
+
+
+def test_5000_deep_json_objects(json_grammar: Grammar) -> None:
+    assert json_grammar.matches('{"a":' * 5000 + "1" + "}" * 5000)
+    assert not json_grammar.matches('{"a":' * 5000 + "1" + "}" * 4999 + "]")
+
+
+def test_deep_self_embedding() -> None:
+    grammar = Grammar.from_ebnf('root ::= "(" root ")" | ""')
+    assert grammar.matches("(" * 20000 + ")" * 20000)
+    assert not grammar.matches("(" * 20000 + ")" * 19999)
+
+
+def test_long_right_and_left_recursive_lists() -> None:
+    right = Grammar.from_ebnf('root ::= item "," root | item\nitem ::= [0-9]+')
+    left = Grammar.from_ebnf('root ::= root "+" item | item\nitem ::= [0-9]+')
+    assert right.matches(",".join(map(str, range(20000))))
+    assert left.matches("+".join(map(str, range(20000))))
+    assert not right.matches(",".join(map(str, range(20000))) + ",")
+
+
+def test_right_recursion_becomes_a_loop() -> None:
+    """``x ::= "a" x | "b"`` compiles to one automaton with a cycle and no calls."""
+    compiled = Grammar.from_ebnf('root ::= x\nx ::= "a" x | "b"').compiled
+    assert not any(compiled.call_edges[s] for s in compiled.rule_states(compiled.root))
+
+
+def test_deeply_nested_groups() -> None:
+    grammar = Grammar.from_ebnf("root ::= " + "(" * 999 + '"a" | "b"' + ")" * 999)
+    assert grammar.matches("a") and grammar.matches("b") and not grammar.matches("ab")
+
+
+def test_deeply_nested_ast() -> None:
+    """Converters may build trees far deeper than the parser allows."""
+    expr: ast.Expr = ast.Literal("a")
+    for i in range(10000):
+        expr = ast.Sequence((expr, ast.Literal("b"))) if i % 2 else ast.Choice(
+            (expr, ast.Literal("c")))
+    grammar = Grammar(ast.GrammarAST((ast.Rule("root", expr),)))
+    started = time.perf_counter()
+    assert grammar.matches("cb") and grammar.matches("c" + "b" * 50)
+    assert not grammar.matches("c") and not grammar.matches("cba")
+    assert time.perf_counter() - started < 10
+
+
+def test_long_rule_chain() -> None:
+    n = 1500
+    source = "\n".join(f'r{i} ::= "x" r{i + 1} "y" | "z"' for i in range(n)) + f'\nr{n} ::= "w"'
+    grammar = Grammar.from_ebnf(source, root="r0")
+    assert grammar.matches("x" * n + "w" + "y" * n)
+    assert grammar.matches("xxzyy")
+    assert not grammar.matches("x" * n + "w" + "y" * (n - 1))
+
+
+@pytest.mark.parametrize(("source", "span_text"), [
+    ('root ::= "a"{100000}', '"a"{100000}'),
+    ('root ::= ("a"{1000}){1000}', '("a"{1000}){1000}'),
+    ("root ::= [^]{50000}", "[^]{50000}"),
+    ('root ::= x\nx ::= ("a" | "b"){999999999999}', '("a" | "b"){999999999999}'),
+])
+def test_huge_repetitions_are_diagnosed_quickly(source: str, span_text: str) -> None:
+    started = time.perf_counter()
+    with pytest.raises(GrammarError) as caught:
+        Grammar.from_ebnf(source).matches("a")
+    assert time.perf_counter() - started < 5
+    diagnostic = caught.value.diagnostics[0]
+    assert diagnostic.code == "GK120"
+    assert diagnostic.message == "repetition too large to compile"
+    assert diagnostic.span is not None
+    assert source[diagnostic.span.start:diagnostic.span.end] == span_text
+
+
+def test_huge_literal_is_diagnosed() -> None:
+    with pytest.raises(GrammarError) as caught:
+        Grammar.from_ebnf('root ::= "' + "a" * 150_000 + '"').matches("a")
+    assert caught.value.diagnostics[0].code == "GK121"
+
+
+def test_exploding_determinization_keeps_an_nfa() -> None:
+    """``[ab]* "a" [ab]{20}`` has a 2**21-state DFA; the rule stays nondeterministic."""
+    started = time.perf_counter()
+    grammar = Grammar.from_ebnf('root ::= [ab]* "a" [ab]{20}')
+    assert grammar.compiled.deterministic == (False,)
+    assert grammar.matches("ab" * 50 + "a" + "b" * 20)
+    assert not grammar.matches("ab" * 50 + "b" + "b" * 20)
+    assert time.perf_counter() - started < 5
+
+
+def test_megabyte_of_json_in_seconds(json_grammar: Grammar) -> None:
+    item = '{"name": "caf\\u00e9 \\"x\\"", "tags": ["a", "b"], "n": -12.5e3, "ok": true}'
+    document = ("[" + ", ".join([item] * 3000) + "]").encode()
+    started = time.perf_counter()
+    assert json_grammar.matches(document)
+    assert time.perf_counter() - started < 10
+    assert not json_grammar.matches(document[:-1])
