@@ -27,7 +27,7 @@ from abc import ABC, abstractmethod
 from dataclasses import dataclass, field, replace
 
 from grammarkit.convert.regex import MAX_CODEPOINT, Ranges, merge_ranges, regex_to_ast
-from grammarkit.diagnostics import Diagnostic, GrammarError, error
+from grammarkit.diagnostics import MAX_DIAGNOSTICS, Diagnostic, GrammarError, Severity, error
 from grammarkit.ebnf import ast
 from grammarkit.ebnf.parser import MAX_NESTING
 from grammarkit.source import SourceText
@@ -66,6 +66,11 @@ def from_gbnf(text: str, root: str = "root") -> ast.GrammarAST:
     if diagnostics:
         source = SourceText(text, "<gbnf>")
         ordered = sorted(diagnostics, key=lambda d: d.span.start if d.span else len(text))
+        if len(ordered) > MAX_DIAGNOSTICS:
+            more = len(ordered) - MAX_DIAGNOSTICS
+            ordered[MAX_DIAGNOSTICS:] = [Diagnostic(
+                "GK100", Severity.NOTE, f"{more} more diagnostics not shown", None,
+                "fix the errors above first; later ones are often consequences")]
         raise GrammarError([d.with_source(source) for d in ordered])
     return ast.GrammarAST(tuple(rules))
 

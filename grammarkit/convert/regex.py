@@ -29,7 +29,7 @@ import re
 import unicodedata
 from dataclasses import dataclass, field, replace
 
-from grammarkit.diagnostics import Diagnostic, GrammarError, error
+from grammarkit.diagnostics import MAX_DIAGNOSTICS, Diagnostic, GrammarError, Severity, error
 from grammarkit.ebnf import ast
 from grammarkit.ebnf.lexer import MAX_INTEGER
 from grammarkit.ebnf.parser import MAX_NESTING
@@ -50,9 +50,6 @@ SPACE: dict[str, Ranges] = {
     "python": ((0x09, 0x0D), (0x20, 0x20)),
 }
 """``\\s`` per flavor: xgrammar's set for ``ecma``, ``re.ASCII``'s for ``python``."""
-
-MAX_ERRORS = 100
-"""Parsing stops after this many errors."""
 
 _CONTROL_ESCAPES = {"f": 0x0C, "n": 0x0A, "r": 0x0D, "t": 0x09, "v": 0x0B, "a": 0x07}
 _ESCAPE_E = 0x1B
@@ -109,7 +106,7 @@ def regex_to_ast(pattern: str, flavor: str = "ecma") -> ast.Expr:
     expr = parser.parse()
     if parser.diagnostics:
         source = SourceText(pattern, "<regex>")
-        ordered = sorted(parser.diagnostics, key=lambda d: d.span.start if d.span else 0)
+        ordered = sorted(parser.diagnostics, key=lambda d: d.span.start if d.span else len(pattern))
         raise GrammarError([d.with_source(source) for d in ordered])
     return expr
 
@@ -193,7 +190,10 @@ class _Parser:
 
     def _error(self, code: str, message: str, span: ast.Span, hint: str) -> None:
         self.diagnostics.append(error(code, message, span, hint))
-        if len(self.diagnostics) >= MAX_ERRORS:
+        if len(self.diagnostics) == MAX_DIAGNOSTICS:
+            self.diagnostics.append(Diagnostic(
+                "GK100", Severity.NOTE, f"the pattern was read no further than offset {self.pos}",
+                None, "fix the errors above first; later ones are often consequences"))
             self.halted = True
 
     # -- driver ------------------------------------------------------------------------------

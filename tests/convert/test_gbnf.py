@@ -400,6 +400,14 @@ def test_every_bad_rule_is_reported_and_good_ones_still_count() -> None:
     assert found == [("GK103", 1), ("GK141", 2), ("GK141", 3), ("GK141", 5)]
 
 
+def test_at_most_200_diagnostics_are_reported_then_a_note() -> None:
+    with pytest.raises(GrammarError) as caught:
+        from_gbnf("x ::= ]\n" * 1000)
+    diagnostics = caught.value.diagnostics
+    assert [d.code for d in diagnostics] == ["GK141"] * 200 + ["GK100"]
+    assert diagnostics[-1].message == "801 more diagnostics not shown"
+
+
 def test_errors_render_with_a_caret() -> None:
     with pytest.raises(GrammarError) as caught:
         from_gbnf('root ::= "a"\nx ::= [b-a]\n')

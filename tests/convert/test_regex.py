@@ -585,6 +585,14 @@ def test_every_error_is_reported() -> None:
     assert codes == [("GK130", 0), ("GK130", 5), ("GK131", 9), ("GK130", 10), ("GK131", 12)]
 
 
+def test_reading_stops_after_200_errors_with_a_note() -> None:
+    with pytest.raises(GrammarError) as caught:
+        regex_to_ast(r"\b" * 1000)
+    diagnostics = caught.value.diagnostics
+    assert [d.code for d in diagnostics] == ["GK130"] * 200 + ["GK100"]
+    assert diagnostics[-1].message == "the pattern was read no further than offset 400"
+
+
 def test_diagnostic_renders_the_pattern_with_a_caret() -> None:
     with pytest.raises(GrammarError) as caught:
         regex_to_ast(r"\d+(?<=x)")
