@@ -59,9 +59,12 @@ def canonical_rules(grammar: ast.GrammarAST) -> list[tuple[object, ...]]:
          'root ::= "A\\n" "é😀" "\\"\\\\"\n'),
         ('root ::= "\\x7f" "1" "\\x7F1" "\\x1b"', 'root ::= "\\u007f" "1" "߱" "\\e"\n'),
         ('root ::= [\\x41-\\x5a_\\-\\]\\^] [^\\n\\t]', 'root ::= [A-Z_\\-\\]\\^] [^\\n\\t]\n'),
+        ('root ::= [^"\\\\] ["\\"]', 'root ::= [^"\\\\] [""]\n'),
         ('root ::= [a-z]+ (= ("b"))', 'root ::= [a-z]+ (= "b")\n'),
         ('root[max_tokens = 3,capture] ::= "a"', 'root[max_tokens=3, capture] ::= "a"\n'),
         ('root[capture="x"] ::= "a"', 'root[capture="x"] ::= "a"\n'),
+        ('root[ lazy,stop_capture = "s" ,capture="root"] ::= "a"',
+         'root[lazy, stop_capture="s", capture] ::= "a"\n'),
         ('root ::= Token(3,1, 2) ExcludeToken( 7 )', 'root ::= Token(1, 2, 3) ExcludeToken(7)\n'),
         ('root ::= TagDispatch(("<a>", x), ("<b>",x), loop_after_dispatch=true)\nx ::= "y"',
          'root ::= TagDispatch(("<a>", x), ("<b>", x))\nx ::= "y"\n'),
@@ -276,8 +279,11 @@ def _extend(inner: st.SearchStrategy[ast.Expr]) -> st.SearchStrategy[ast.Expr]:
 expressions = st.recursive(_leaves, _extend, max_leaves=12)
 _lookaheads = st.none() | st.builds(ast.Literal, st.text(_code_points, min_size=1, max_size=3))
 _attributes = st.lists(
-    st.sampled_from([ast.Attribute("max_tokens", 7), ast.Attribute("capture", "cap")]),
-    max_size=2, unique=True,
+    st.sampled_from([
+        ast.Attribute("max_tokens", 7), ast.Attribute("capture", "cap"),
+        ast.Attribute("lazy", None), ast.Attribute("stop_capture", "cap"),
+    ]),
+    max_size=3, unique=True,
 ).map(tuple)
 
 
@@ -405,6 +411,7 @@ XGRAMMAR_CASES = [
      'x ::= "y"'),
     'root ::= Regex("[0-9]+\\\\.[0-9]*", json_string=false) | Substring("abc")',
     'root[max_tokens=3, capture="c"] ::= "a"',
+    'root[lazy, stop_capture="s"] ::= "a"',
 ]
 
 
