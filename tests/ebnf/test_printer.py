@@ -424,6 +424,15 @@ def test_xgrammar_accepts_the_output(text: str) -> None:
 
 
 @pytest.mark.xgrammar
+@settings(max_examples=50)
+@given(grammars())
+def test_xgrammar_accepts_any_printed_grammar(grammar: ast.GrammarAST) -> None:
+    import xgrammar
+
+    xgrammar.Grammar.from_ebnf(print_grammar(grammar))
+
+
+@pytest.mark.xgrammar
 @settings(max_examples=25)
 @given(st.tuples(_plain(("a", "b-c")), _plain(("b-c",)), _plain(())),
        st.lists(st.text("abc", max_size=4), min_size=4, max_size=4))
