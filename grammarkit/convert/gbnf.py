@@ -81,7 +81,7 @@ def from_gbnf(text: str, root: str = "root") -> ast.GrammarAST:
 class ExpressionWriter(ABC):
     """Writes a grammar in an EBNF-family notation, one rule per line.
 
-    Subclasses name the rules and spell atoms and repetitions; :meth:`lower` rewrites nodes the
+    Subclasses name the rules and spell atoms and repetitions; :meth:`adapt` rewrites nodes the
     target lacks into ones it has. Printing is iterative, so deep expressions are safe.
     """
 
@@ -119,14 +119,20 @@ class ExpressionWriter(ABC):
     def quantifier(self, repeat: ast.Repeat) -> str:
         """What follows the repeated item."""
 
+    def adapt(self, expr: ast.Expr) -> ast.Expr:
+        """``expr`` rewritten into constructs the target has (unchanged by default)."""
+        return expr
+
     def lower(self, expr: ast.Expr) -> ast.Expr:
-        """``expr`` rewritten into constructs the target has (the default handles macros)."""
+        """``expr`` in the constructs the target has: macros expanded (or reported), one-part
+        groups unwrapped, then :meth:`adapt`-ed."""
+        expr = _unwrapped(expr)
         if isinstance(expr, ast.RegexMacro):
             if expr.flags or expr.json_string:
                 option = "flags" if expr.flags else "json_string"
                 return self.unsupported(expr, f"`Regex` with `{option}`",
                                         "rewrite it as a plain `Regex(\"...\")` or as rules")
-            return regex_to_ast(expr.pattern)
+            return self.adapt(_unwrapped(regex_to_ast(expr.pattern)))
         if isinstance(expr, ast.TagDispatch):
             return self.unsupported(expr, "`TagDispatch`",
                                     "write the dispatch out as rules: free text, then each tag "
@@ -135,13 +141,7 @@ class ExpressionWriter(ABC):
             return self.unsupported(expr, "`TokenTagDispatch`", "write the dispatch out as rules")
         if isinstance(expr, ast.Substring):
             return self.unsupported(expr, "`Substring`", "list the allowed substrings with `|`")
-        if isinstance(expr, (ast.Sequence, ast.Choice)):
-            parts = expr.items if isinstance(expr, ast.Sequence) else expr.alternatives
-            if len(parts) == 1:
-                return self.lower(parts[0])
-            if not parts:
-                return ast.Literal("", expr.span)
-        return expr
+        return self.adapt(expr)
 
     # -- shared machinery --------------------------------------------------------------------
     def unsupported(self, expr: ast.Expr, what: str, hint: str) -> ast.Expr:
@@ -238,6 +238,16 @@ def scalar_ranges(ranges: Ranges) -> Ranges:
     return tuple(result)
 
 
+def _unwrapped(expr: ast.Expr) -> ast.Expr:
+    """``expr`` without sequences and choices of one part; ``()`` as the empty literal."""
+    while isinstance(expr, (ast.Sequence, ast.Choice)):
+        parts = expr.items if isinstance(expr, ast.Sequence) else expr.alternatives
+        if len(parts) != 1:
+            return ast.Literal("", expr.span) if not parts else expr
+        expr = parts[0]
+    return expr
+
+
 def _strength(expr: ast.Expr) -> int:
     if isinstance(expr, ast.Choice):
         return CHOICE
@@ -286,7 +296,7 @@ class _GbnfWriter(ExpressionWriter):
     def unique(self, base: str, k: int) -> str:
         return f"{base}-{k}"
 
-    def lower(self, expr: ast.Expr) -> ast.Expr:
+    def adapt(self, expr: ast.Expr) -> ast.Expr:
         if isinstance(expr, ast.TokenSet) and len(expr.ids) > 1:
             if expr.exclude:
                 return self.unsupported(expr, "`ExcludeToken` of several tokens",
@@ -298,7 +308,7 @@ class _GbnfWriter(ExpressionWriter):
                 "GK142", f"llama.cpp rejects repetition counts above {LLAMA_MAX_REPETITION}",
                 expr.span, "use `*` or `+`, or split the repetition into rules"))
             return replace(expr, min=0, max=None)
-        return super().lower(expr)
+        return expr
 
     def atom(self, expr: ast.Expr) -> str:
         if isinstance(expr, ast.Literal):

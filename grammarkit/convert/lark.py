@@ -100,7 +100,7 @@ class _LarkWriter(ExpressionWriter):
     def unique(self, base: str, k: int) -> str:
         return f"{base}_{k}"
 
-    def lower(self, expr: ast.Expr) -> ast.Expr:
+    def adapt(self, expr: ast.Expr) -> ast.Expr:
         if isinstance(expr, ast.TokenSet):
             macro = "ExcludeToken" if expr.exclude else "Token"
             return self.unsupported(expr, f"`{macro}`",
@@ -116,7 +116,7 @@ class _LarkWriter(ExpressionWriter):
             self.names[key] = name
             self.helpers.append((name, expr))
             return ast.RuleRef(key, expr.span)
-        return super().lower(expr)
+        return expr
 
     def atom(self, expr: ast.Expr) -> str:
         if isinstance(expr, ast.Literal):

@@ -135,6 +135,15 @@ def test_deep_expressions_are_written_without_recursion() -> None:
     assert text.count("(") == 19_999 and time.perf_counter() - start < 10
 
 
+def test_one_part_groups_are_unwrapped_however_deep() -> None:
+    expr: ast.Expr = ast.Literal("x")
+    for _ in range(100_000):
+        expr = ast.Sequence((ast.Choice((expr,)),))
+    grammar = ast.GrammarAST((ast.Rule("root", ast.Choice((expr, ast.Sequence(())))),))
+    assert to_gbnf(grammar, "root") == 'root ::= "x" | ""\n'
+    assert to_lark(grammar, "root") == 'start: "x" | ()\n'
+
+
 # -- round trips -----------------------------------------------------------------------------
 
 
