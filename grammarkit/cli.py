@@ -292,10 +292,10 @@ def convert_regex(pattern: str, flavor: str, target: str, output: str) -> None:
 @click.argument("schema_path", metavar="SCHEMA.json",
                 type=click.Path(exists=True, dir_okay=False, allow_dash=True))
 @click.option("--whitespace", type=click.Choice(["flexible", "compact", "indented"]),
-              default="flexible", show_default=True,
-              help="Whitespace between JSON tokens: any, none, or pretty-printed with --indent.")
+              default=None, help="Whitespace between JSON tokens: any (the default), none, or "
+              "pretty-printed (the default with --indent).")
 @click.option("--indent", type=click.IntRange(min=0), default=None,
-              help="Indentation width for --whitespace indented.")
+              help="Spaces per level of pretty-printed JSON (default 2).")
 @click.option("--strict", is_flag=True,
               help="No properties or items beyond those the schema lists.")
 @click.option("--lenient", is_flag=True,
@@ -304,15 +304,23 @@ def convert_regex(pattern: str, flavor: str, target: str, output: str) -> None:
               show_default=True, help="Properties in the schema's order, or in any order.")
 @_to_option
 @_output_option
-def convert_json_schema(schema_path: str, whitespace: str, indent: int | None, strict: bool,
-                        lenient: bool, property_order: str, target: str, output: str) -> None:
+def convert_json_schema(schema_path: str, whitespace: str | None, indent: int | None,
+                        strict: bool, lenient: bool, property_order: str, target: str,
+                        output: str) -> None:
     """A grammar for the JSON documents valid under the schema in SCHEMA.json (`-`: stdin)."""
     from grammarkit.grammar import Grammar
 
+    if whitespace is None:
+        whitespace = "flexible" if indent is None else "indented"
+    elif indent is not None and whitespace != "indented":
+        raise click.UsageError("--indent needs --whitespace indented")
     schema: bytes | Path = _read_bytes("-") if schema_path == "-" else Path(schema_path)
-    grammar = _checked(lambda: Grammar.from_json_schema(
-        schema, whitespace=whitespace, indent=indent, strict=strict, lenient=lenient,
-        property_order=property_order))
+    try:
+        grammar = _checked(lambda: Grammar.from_json_schema(
+            schema, whitespace=whitespace, indent=indent, strict=strict, lenient=lenient,
+            property_order=property_order))
+    except ValueError as exc:  # options the converter rejects; _checked handles SchemaError
+        raise click.UsageError(str(exc)) from None
     _write_grammar(grammar, target, output)
 
 
@@ -321,6 +329,8 @@ def _write_grammar(grammar: Grammar, target: str, output: str) -> None:
         _echo(_render(grammar.warnings), err=True)
     exporters = {"ebnf": grammar.to_ebnf, "gbnf": grammar.to_gbnf, "lark": grammar.to_lark}
     text = _checked(exporters[target])
+    if not text.endswith("\n"):
+        text += "\n"
     if output == "-":
         _echo(text, nl=False)
         return
@@ -371,7 +381,7 @@ def _files(paths: Iterable[str], suffixes: tuple[str, ...] = (GRAMMAR_SUFFIX, SC
 
 
 def _read(path: str) -> SourceText:
-    from grammarkit.grammar import read_source
+    from grammarkit.source import read_source
 
     try:
         return read_source(path)

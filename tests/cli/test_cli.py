@@ -57,6 +57,14 @@ GOLDEN_CASES = {
     "convert_regex_gbnf": ["convert", "regex", "--to", "gbnf", "(ab|c)+[0-9]?"],
     "convert_regex_lark": ["convert", "regex", "--to", "lark", "(ab|c)+[0-9]?"],
     "convert_regex_error": ["convert", "regex", "a(?=b)"],
+    "convert_json_schema": ["convert", "json-schema", "../schemas/enum.schema.json"],
+    "convert_json_schema_gbnf": ["convert", "json-schema", "--to", "gbnf",
+                                 "../schemas/enum.schema.json"],
+    "convert_json_schema_lark": ["convert", "json-schema", "--to", "lark",
+                                 "../schemas/enum.schema.json"],
+    "convert_json_schema_invalid": ["convert", "json-schema", "../schemas/broken.schema.json"],
+    "convert_json_schema_options": ["convert", "json-schema", "--whitespace", "compact",
+                                    "--indent", "2", "../schemas/enum.schema.json"],
 }
 
 
@@ -238,6 +246,37 @@ def test_convert_regex_python_flavor() -> None:
     assert result.exit_code == 0
     grammar = Grammar.from_ebnf(result.stdout)
     assert grammar.matches("-12") and not grammar.matches("x")
+
+
+SCHEMAS = HERE / "schemas"
+
+
+@pytest.mark.parametrize(
+    ("options", "valid", "invalid"),
+    [
+        ([], ['{ "x" : 7 }', '{"x": 0, "label": "corner"}'], ['{"x": 100}', '{"label": "origin"}']),
+        (["--whitespace", "compact"], ['{"x":7}', '{"x":7,"label":"origin"}'], ['{"x": 7}']),
+        (["--indent", "3"], ['{\n   "x": 7\n}'], ['{"x": 7}', '{\n  "x": 7\n}']),
+    ],
+)
+def test_convert_json_schema_options(options: list[str], valid: list[str],
+                                     invalid: list[str]) -> None:
+    result = run(["convert", "json-schema", *options, str(SCHEMAS / "point.schema.json")])
+    assert result.exit_code == 0, result.stderr
+    grammar = Grammar.from_ebnf(result.stdout)
+    assert [grammar.matches(text) for text in valid] == [True] * len(valid)
+    assert [grammar.matches(text) for text in invalid] == [False] * len(invalid)
+
+
+def test_convert_json_schema_from_stdin_with_warnings(tmp_path: Path) -> None:
+    schema = '{"type": "string", "pattern": "a(?=b)"}'
+    strict = run(["convert", "json-schema", "-"], stdin=schema)
+    assert strict.exit_code == 1 and "GK154" in strict.stderr and not strict.stdout
+    out = tmp_path / "out.ebnf"
+    lenient = run(["convert", "json-schema", "--lenient", "-", "-o", str(out)], stdin=schema)
+    assert lenient.exit_code == 0
+    assert "GK254" in lenient.stderr
+    assert Grammar.from_ebnf(out.read_text()).matches('"ab"')
 
 
 # -- entry points --------------------------------------------------------------------------------
