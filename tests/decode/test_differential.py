@@ -1,0 +1,173 @@
+"""Cross-engine: the native decoder allows exactly xgrammar 0.2.8's tokens at every step.
+
+Both engines get the same EBNF text and the same token bytes (xgrammar's ``TokenizerInfo`` is
+built from our `Vocabulary`), and walk the same seeded random path of allowed tokens, with
+rollbacks and termination along the way. Only ordinary ids are compared: xgrammar finds no
+special tokens in these vocabularies and would allow e.g. ``<|im_start|>`` inside strings.
+"""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Callable
+from pathlib import Path
+
+import numpy as np
+import numpy.typing as npt
+import pytest
+
+from grammarkit import Grammar
+from grammarkit.decode import TokenMatcher, allocate_token_bitmask
+from grammarkit.vocab import Vocabulary
+
+pytestmark = pytest.mark.xgrammar
+xgr = pytest.importorskip("xgrammar")
+
+GRAMMARS = Path(__file__).resolve().parents[2] / "grammars"
+STEPS = 26
+
+SCHEMAS = {
+    "schema-bounded-string": {
+        "type": "object",
+        "properties": {"name": {"type": "string", "maxLength": 6}, "age": {"type": "integer"}},
+        "required": ["name"],
+    },
+    "schema-enum-array": {
+        "type": "object",
+        "properties": {
+            "color": {"enum": ["red", "green", "blue"]},
+            "ok": {"type": "boolean"},
+            "scores": {"type": "array", "items": {"type": "number"}, "maxItems": 3},
+        },
+        "required": ["color", "ok", "scores"],
+        "additionalProperties": False,
+    },
+    "schema-nested": {
+        "type": "object",
+        "properties": {
+            "user": {
+                "type": "object",
+                "properties": {"id": {"type": "integer"}, "tags": {"type": "array"}},
+                "required": ["id"],
+            },
+            "note": {"anyOf": [{"type": "string"}, {"type": "null"}]},
+        },
+        "required": ["user"],
+    },
+    "schema-pattern": {
+        "type": "object",
+        "properties": {"code": {"type": "string", "pattern": "^[A-Z]{2}-[0-9]{2,4}$"}},
+        "required": ["code"],
+        "additionalProperties": False,
+    },
+}
+
+REGEXES = {
+    "regex-email": r"[a-z0-9._]+@[a-z]+\.(com|org|net)",
+    "regex-date": r"\d{4}-\d{2}-\d{2}",
+    "regex-alternation": r"(ab|cd)*x?(yz)+",
+    "regex-unicode": r"[α-ω]+ 你好(世界)?",
+    "regex-ipv4": r"((25[0-5]|2[0-4]\d|1?\d?\d)\.){3}(25[0-5]|2[0-4]\d|1?\d?\d)",
+    "regex-words": r"[A-Z][a-z]+( [a-z]+){0,4}\.",
+}
+
+FEATURES: dict[str, Callable[[Vocabulary], str]] = {
+    "tag-dispatch": lambda v: (
+        'root ::= TagDispatch(("<tool>", tool), ("<calc>", calc), excludes=("</stop>",))\n'
+        'tool ::= "{\\"name\\": \\"" [a-z]+ "\\"}</tool>"\n'
+        'calc ::= [0-9]+ ("+" [0-9]+)* "</calc>"'
+    ),
+    "tokens": lambda v: (
+        f'root ::= "Q: " Token({v.token_id("yes")}, {v.token_id("no")}) " " body\n'
+        f'body ::= ExcludeToken({v.token_id(".")}, {v.token_id(" ")})+ "."'
+    ),
+    "substring": lambda v: 'root ::= "quote: " Substring("the quick brown fox", "jumps over")',
+    "regex-macro": lambda v: 'root ::= "size=" Regex("[0-9]{1,3}(px|em|%)") ";"',
+    "utf8": lambda v: 'root ::= ("你好" | "こんにちは" | "🙂" [😀-😎]) ("，" [一-龥]{1,3})* "。"',
+}
+
+
+def _cases() -> list[str]:
+    return ([f"file-{p.stem}" for p in sorted(GRAMMARS.glob("*.ebnf"))]
+            + list(SCHEMAS) + list(REGEXES) + list(FEATURES))
+
+
+def _ebnf(case: str, vocab: Vocabulary) -> str:
+    if case.startswith("file-"):
+        return (GRAMMARS / f"{case[5:]}.ebnf").read_text()
+    if case in SCHEMAS:
+        return Grammar.from_json_schema(SCHEMAS[case]).to_ebnf()
+    if case in REGEXES:
+        return Grammar.from_regex(REGEXES[case]).to_ebnf()
+    return FEATURES[case](vocab)
+
+
+@pytest.fixture(scope="module", params=["qwen36", "deepseek_v4"])
+def engines(request: pytest.FixtureRequest) -> tuple[Vocabulary, object]:
+    vocab: Vocabulary = request.getfixturevalue(request.param)
+    info = xgr.TokenizerInfo(list(vocab.tokens), xgr.VocabType.RAW, vocab_size=len(vocab),
+                             stop_token_ids=sorted(vocab.stop_ids))
+    return vocab, xgr.GrammarCompiler(info, cache_enabled=False)
+
+
+def _allowed(bitmask: npt.NDArray[np.int32], size: int) -> npt.NDArray[np.bool_]:
+    bits = np.unpackbits(np.ascontiguousarray(bitmask[0]).view(np.uint8), bitorder="little")
+    return bits[:size].astype(np.bool_)
+
+
+class _Pair:
+    """Our matcher and xgrammar's, driven in lockstep."""
+
+    def __init__(self, text: str, vocab: Vocabulary, compiler: object):
+        self.vocab = vocab
+        self.ours = TokenMatcher(Grammar.from_ebnf(text), vocab)
+        self.theirs = xgr.GrammarMatcher(
+            compiler.compile_grammar(xgr.Grammar.from_ebnf(text)))  # type: ignore[attr-defined]
+        self.ordinary = np.ones(len(vocab), dtype=np.bool_)
+        self.ordinary[sorted(vocab.special_ids)] = False
+        self.stops = sorted(vocab.stop_ids)
+
+    def compare(self, where: str) -> npt.NDArray[np.bool_]:
+        size = len(self.vocab)
+        ours = allocate_token_bitmask(1, size)
+        self.ours.fill_next_token_bitmask(ours)
+        theirs = xgr.allocate_token_bitmask(1, size)
+        self.theirs.fill_next_token_bitmask(theirs)
+        mine, reference = _allowed(ours, size), _allowed(theirs.numpy(), size)
+        differ = np.flatnonzero((mine != reference) & self.ordinary)
+        assert not len(differ), (
+            f"{where}: {len(differ)} tokens differ, e.g. "
+            + ", ".join(f"{self.vocab.tokens[i]!r} (ours {mine[i]})" for i in differ[:5]))
+        assert mine[self.stops].tolist() == reference[self.stops].tolist(), where
+        assert self.ours.is_completed() == bool(reference[self.stops].any()), where
+        return mine & self.ordinary
+
+
+@pytest.mark.parametrize("case", _cases())
+def test_same_masks_along_random_walks(case: str, engines: tuple[Vocabulary, object]) -> None:
+    vocab, compiler = engines
+    pair = _Pair(_ebnf(case, vocab), vocab, compiler)
+    rng = random.Random(f"{case}/{vocab.source}")
+    path: list[int] = []
+    for step in range(STEPS):
+        allowed = np.flatnonzero(pair.compare(f"{case} after {path}"))
+        can_stop = pair.ours.is_completed()
+        if can_stop and (not len(allowed) or rng.random() < 0.15):
+            stop = pair.stops[0]
+            assert pair.ours.accept_token(stop) and pair.theirs.accept_token(stop)
+            assert pair.ours.is_terminated() and pair.theirs.is_terminated()
+            assert not pair.ours.accept_token(int(allowed[0]) if len(allowed) else stop)
+            pair.ours.rollback(1)
+            pair.theirs.rollback(1)
+            assert not pair.ours.is_terminated()
+            pair.compare(f"{case} after rolling back the stop token")
+            return
+        assert len(allowed), f"{case}: dead end after {path}"
+        token = int(rng.choice(allowed.tolist()))
+        assert pair.ours.accept_token(token) and pair.theirs.accept_token(token), token
+        path.append(token)
+        if step % 7 == 6 and len(path) >= 2:
+            pair.ours.rollback(2)
+            pair.theirs.rollback(2)
+            del path[-2:]
+            pair.compare(f"{case} after rolling back to {path}")
