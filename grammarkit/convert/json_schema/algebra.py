@@ -17,7 +17,6 @@ from typing import TypeVar
 from grammarkit.convert.json_schema.model import (
     ANY,
     NEVER,
-    NOTHING,
     ArraySet,
     Child,
     Clause,
@@ -31,8 +30,8 @@ from grammarkit.convert.json_schema.model import (
 )
 from grammarkit.convert.json_schema.numbers import Bound
 
-MAX_ALTERNATIVES = 256
-"""The most sets one type may keep in a union; larger products are refused."""
+MAX_ALTERNATIVES = 10_000
+"""The most sets one type's union may have after distributing an intersection over unions."""
 
 T = TypeVar("T")
 
@@ -173,21 +172,15 @@ def intersect_objects(a: ObjectSet, b: ObjectSet) -> ObjectSet | None:
 # -- union -------------------------------------------------------------------------------------
 def union(nodes: Sequence[Node]) -> Node:
     """The values any of the nodes allows."""
-    result = NOTHING
-    for node in nodes:
-        result = Node(
-            result.null or node.null,
-            result.booleans | node.booleans,
-            _unique(result.numbers + node.numbers),
-            _unique(result.strings + node.strings),
-            _unique(result.arrays + node.arrays),
-            _unique(result.objects + node.objects),
-            result.exact and node.exact,
-        )
-    for field_name in ("numbers", "strings", "arrays", "objects"):
-        if len(getattr(result, field_name)) > MAX_ALTERNATIVES:
-            raise TooManyAlternatives(f"{len(getattr(result, field_name))} alternatives")
-    return result
+    return Node(
+        any(node.null for node in nodes),
+        frozenset().union(*(node.booleans for node in nodes)),
+        _unique(s for node in nodes for s in node.numbers),
+        _unique(s for node in nodes for s in node.strings),
+        _unique(s for node in nodes for s in node.arrays),
+        _unique(s for node in nodes for s in node.objects),
+        all(node.exact for node in nodes),
+    )
 
 
 # -- complement --------------------------------------------------------------------------------

@@ -12,6 +12,7 @@ from __future__ import annotations
 from collections import deque
 from typing import TYPE_CHECKING
 
+from grammarkit.convert.json_schema.automata import TooComplex
 from grammarkit.convert.json_schema.digits import choice, sequence
 from grammarkit.convert.json_schema.model import ArraySet, Child, Contains, Not, conjoin
 from grammarkit.convert.json_schema.report import NOT_ENFORCEABLE, TOO_COMPLEX, join
@@ -48,9 +49,12 @@ def array_expr(a: ArraySet, emitter: Emitter, name: str, depth: int) -> ast.Expr
                                "this one is not", code=NOT_ENFORCEABLE)
     layout = emitter.layout_at(depth)
     if counted:
-        expr = _counted(a, counted[0], high, emitter, name, depth, layout)
-        if expr is not False:
-            return expr
+        try:
+            return _counted(a, counted[0], high, emitter, name, depth, layout)
+        except TooComplex:
+            emitter.reporter.relax(counted[0].pointer, "counting `contains` matches needs more "
+                                   f"than {MAX_CONTAINS_STATES} states; it is not enforced",
+                                   "lower maxItems or maxContains", TOO_COMPLEX)
     return _plain(a, high, emitter, name, depth, layout)
 
 
@@ -110,9 +114,14 @@ def _repeat(item: ast.Expr, low: int, high: int | None) -> ast.Expr:
 
 
 def _counted(a: ArraySet, contains: Contains, high: int | None, emitter: Emitter, name: str,
-             depth: int, layout: Layout) -> ast.Expr | None | bool:
-    """The arrays with the right number of ``contains`` matches; ``False`` if the automaton
-    is too large (the caller then relaxes ``contains``)."""
+             depth: int, layout: Layout) -> ast.Expr | None:
+    """The arrays with the right number of ``contains`` matches.
+
+    Raises
+    ------
+    TooComplex
+        If the automaton needs more than :data:`MAX_CONTAINS_STATES` states.
+    """
     low = a.min_items
     most = contains.maximum
     cap = most if most is not None else contains.minimum
@@ -147,10 +156,7 @@ def _counted(a: ArraySet, contains: Contains, high: int | None, emitter: Emitter
                     queue.append(target)
         transitions[state] = moves
         if len(transitions) > MAX_CONTAINS_STATES:
-            emitter.reporter.relax(contains.pointer, f"counting `contains` matches needs more "
-                                   f"than {MAX_CONTAINS_STATES} states; it is not enforced",
-                                   "lower maxItems or maxContains", TOO_COMPLEX)
-            return False
+            raise TooComplex(f"more than {MAX_CONTAINS_STATES} states")
 
     def accepting(state: tuple[int, int]) -> bool:
         return state[0] >= low and state[1] >= contains.minimum

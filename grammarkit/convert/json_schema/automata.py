@@ -15,6 +15,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
+from itertools import pairwise
 
 from grammarkit.ebnf import ast
 
@@ -515,7 +516,7 @@ def _atoms(a: DFA) -> list[tuple[int, int]]:
                 cuts.add(low)
                 cuts.add(high + 1)
     points = sorted(cuts)
-    return [(low, high - 1) for low, high in zip(points, points[1:])]
+    return [(low, high - 1) for low, high in pairwise(points)]
 
 
 def _atom_index(atoms: list[tuple[int, int]], point: int) -> int:

@@ -25,7 +25,7 @@ from grammarkit.convert.json_schema.model import (
     Node,
     Ref,
 )
-from grammarkit.convert.json_schema.number_sets import number_expr
+from grammarkit.convert.json_schema.number_sets import is_point, number_expr, points_expr
 from grammarkit.convert.json_schema.objects import object_expr
 from grammarkit.convert.json_schema.reader import Reader
 from grammarkit.convert.json_schema.references import unescape
@@ -57,11 +57,13 @@ class Emitter:
         self.property_order = property_order
         self._rules: dict[str, ast.Rule] = {}
         self._shared: dict[str, ast.Rule] = {}
-        self._taken: set[str] = {"root"}
+        self._taken: set[str] = {"root", WS_RULE.name}
         self._queue: deque[tuple[str, Child, int]] = deque()
         self._named: dict[tuple[Child, int], str] = {}
         self._inlined: dict[Child, ast.Expr | None] = {}
         self._chars: dict[Ranges, ast.Expr] = {}
+        self._uses_whitespace = False
+        self._helpers: dict[ast.Expr, ast.RuleRef] = {}
 
     # -- the whole grammar -----------------------------------------------------------------
     def emit(self, root: Child) -> ast.GrammarAST:
@@ -70,12 +72,14 @@ class Emitter:
         self._queue.append(("root", root, 0))
         while self._queue:
             name, child, depth = self._queue.popleft()
+            self._rules[name] = ast.Rule(name, _NOTHING)  # keeps its place before its helpers
             self._rules[name] = ast.Rule(name, self.node_expr(self.reader.resolve(child), name,
                                                               depth))
             if len(self._rules) + len(self._shared) > MAX_RULES:
                 raise self.reporter.fail("", f"the grammar needs more than {MAX_RULES} rules",
                                          "GK153", "simplify the schema")
-        return ast.GrammarAST(tuple(self._rules.values()) + tuple(self._shared.values()))
+        rules = tuple(self._rules.values()) + tuple(self._shared.values())
+        return ast.GrammarAST(rules + ((WS_RULE,) if self._uses_whitespace else ()))
 
     def node_expr(self, node: Node, name: str, depth: int) -> ast.Expr:
         """The expression for a value ``node`` allows, at nesting ``depth``."""
@@ -86,7 +90,10 @@ class Emitter:
             alternatives.append(ast.Literal("null"))
         alternatives.extend(ast.Literal("true" if b else "false") for b in sorted(node.booleans,
                                                                                  reverse=True))
-        alternatives.extend(number_expr(s, self) for s in node.numbers)
+        points = [s.low.value for s in node.numbers if is_point(s) and s.low is not None]
+        if points:
+            alternatives.append(points_expr(points, self))
+        alternatives.extend(number_expr(s, self) for s in node.numbers if not is_point(s))
         alternatives.extend(string_expr(s, self, name) for s in node.strings)
         for array in node.arrays:
             expr = array_expr(array, self, name, depth)
@@ -106,6 +113,7 @@ class Emitter:
             return self.any_value(depth)
         if child == NEVER:
             return ast.CharClass(())
+        child = self.reader.canonical(child)
         node = self.reader.resolve(child)
         if node == ANYTHING:
             return self.any_value(depth)
@@ -143,7 +151,9 @@ class Emitter:
             self.reporter.warn("", INDENT_RELAXED, f"indentation is enforced to depth "
                                f"{MAX_INDENT_DEPTH}; deeper values accept any whitespace",
                                "flatten the schema or use whitespace='flexible'")
+            self._uses_whitespace = True
             return self.layout.flexible
+        self._uses_whitespace |= self.layout.mode == "flexible"
         return self.layout
 
     # -- rules -----------------------------------------------------------------------------
@@ -164,6 +174,13 @@ class Emitter:
         """Add a helper rule (``name`` must come from :meth:`fresh_name`)."""
         self._rules[name] = ast.Rule(name, body)
         return ast.RuleRef(name)
+
+    def helper(self, base: str, body: ast.Expr) -> ast.RuleRef:
+        """A rule (named from ``base``) with ``body``, shared with any identical helper."""
+        found = self._helpers.get(body)
+        if found is None:
+            found = self._helpers[body] = self.add_rule(self.fresh_name(base), body)
+        return found
 
     def add_rules(self, rules: list[ast.Rule]) -> None:
         """Add helper rules named by :meth:`fresh_name` (or extensions of such a name)."""
@@ -235,9 +252,6 @@ class Emitter:
 
         return self.shared("json-number", lambda: ANY_NUMBER)
 
-    def whitespace(self) -> None:
-        """Make sure the ``ws`` rule exists."""
-        self.shared("ws", lambda: WS_RULE.body)
 
 
 def pointer_name(pointer: str) -> str:
@@ -258,6 +272,9 @@ def pointer_name(pointer: str) -> str:
         index += 1
     name = ".".join(_NAME_CHARACTER.sub("_", part) or "_" for part in parts)
     return name if not name[0].isdigit() else "_" + name
+
+
+_NOTHING = ast.CharClass(())
 
 
 def _size(expr: ast.Expr) -> int:

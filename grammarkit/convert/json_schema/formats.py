@@ -40,6 +40,8 @@ _IPV4 = f"{_OCTET}(?:\\.{_OCTET}){{3}}"
 
 
 def _ipv6() -> str:
+    """RFC 4291 section 2.2 (RFC 3986's ABNF), with the seven forms ending in ``ls32``
+    sharing one copy of it."""
     h16 = f"{_HEX}{{1,4}}"
     ls32 = f"(?:{h16}:{h16}|{_IPV4})"
 
@@ -47,20 +49,18 @@ def _ipv6() -> str:
         return f"(?:{h16}:){{{count}}}" if count else ""
 
     def head(most: int) -> str:
-        return f"(?:(?:{h16}:){{0,{most}}}{h16})?" if most >= 0 else ""
+        return f"(?:(?:{h16}:){{0,{most}}}{h16})?" if most else f"(?:{h16})?"
 
-    forms = [
-        f"{groups(6)}{ls32}",
-        f"::{groups(5)}{ls32}",
-        f"(?:{h16})?::{groups(4)}{ls32}",
-        f"{head(1)}::{groups(3)}{ls32}",
-        f"{head(2)}::{groups(2)}{ls32}",
-        f"{head(3)}::{h16}:{ls32}",
-        f"{head(4)}::{ls32}",
-        f"{head(5)}::{h16}",
-        f"{head(6)}::",
+    before_ls32 = [
+        groups(6),
+        f"::{groups(5)}",
+        f"{head(0)}::{groups(4)}",
+        f"{head(1)}::{groups(3)}",
+        f"{head(2)}::{groups(2)}",
+        f"{head(3)}::{groups(1)}",
+        f"{head(4)}::",
     ]
-    return "(?:" + "|".join(forms) + ")"
+    return (f"(?:(?:{'|'.join(before_ls32)}){ls32}|{head(5)}::{h16}|{head(6)}::)")
 
 
 _IPV6 = _ipv6()

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from functools import lru_cache
+from itertools import pairwise
 
 from grammarkit.convert.json_schema.automata import (
     SCALARS,
@@ -23,8 +24,8 @@ from grammarkit.convert.json_schema.automata import (
     subtract_ranges,
 )
 from grammarkit.convert.json_schema.digits import (
+    Pattern,
     choice,
-    merge_first_position,
     range_patterns,
     sequence,
 )
@@ -97,12 +98,49 @@ def _unicode_escapes(ranges: Ranges) -> list[ast.Expr]:
     alternatives: list[ast.Expr] = []
     bmp = intersect_ranges(ranges, _BMP)
     patterns = [p for low, high in bmp for p in range_patterns(low, high, 4, 16)]
-    for first, rest in merge_first_position(patterns):
-        alternatives.append(sequence([ast.Literal("\\u"), _hex(rest, first)]))
+    if patterns:
+        alternatives.append(sequence([ast.Literal("\\u"), _factored(patterns)]))
     astral = intersect_ranges(ranges, (_ASTRAL,))
     for low, high in astral:
         alternatives.extend(_surrogate_pairs(low, high))
     return alternatives
+
+
+def _factored(patterns: list[Pattern]) -> ast.Expr:
+    """Disjoint hex-digit patterns as one expression, common prefixes factored out and
+    branches with the same continuation merged into one digit class."""
+    if not patterns[0]:
+        return ast.Literal("")
+    cuts = sorted({p[0][0] for p in patterns} | {p[0][1] + 1 for p in patterns})
+    continuations: dict[tuple[int, int], list[Pattern]] = {}
+    for low, high in pairwise(cuts):
+        for pattern in patterns:
+            if pattern[0][0] <= low and high - 1 <= pattern[0][1]:
+                continuations.setdefault((low, high - 1), []).append(pattern[1:])
+    by_rest: dict[ast.Expr, list[tuple[int, int]]] = {}
+    for digits, rests in continuations.items():
+        by_rest.setdefault(_factored(rests), []).append(digits)
+    return choice([_runs(sequence([hex_digit_class(tuple(digits)), rest]))
+                   for rest, digits in by_rest.items()])
+
+
+def _runs(expr: ast.Expr) -> ast.Expr:
+    """A sequence with runs of one repeated item written as a repetition."""
+    if not isinstance(expr, ast.Sequence):
+        return expr
+    items: list[ast.Expr] = []
+    counts: list[int] = []
+    for part in expr.items:
+        item, count = part, 1
+        if isinstance(part, ast.Repeat) and part.min == part.max:
+            item, count = part.item, part.min
+        if items and item == items[-1] and not isinstance(item, ast.Literal):
+            counts[-1] += count
+        else:
+            items.append(item)
+            counts.append(count)
+    return sequence([item if count == 1 else ast.Repeat(item, count, count)
+                     for item, count in zip(items, counts, strict=True)])
 
 
 def _surrogate_pairs(low: int, high: int) -> list[ast.Expr]:
@@ -136,10 +174,6 @@ def _split(point: int) -> tuple[int, int]:
 
 def _hex_range(pattern: tuple[tuple[int, int], ...]) -> ast.Expr:
     return render_pattern(pattern, hex_digit_class, _exact_hex, (0, 15))
-
-
-def _hex(rest: tuple[tuple[int, int], ...], first: tuple[tuple[int, int], ...]) -> ast.Expr:
-    return render_pattern(((0, 15),) + rest, hex_digit_class, _exact_hex, (0, 15), first=first)
 
 
 def _exact_hex(value: int) -> str | None:

@@ -8,6 +8,7 @@ no deeper than :data:`MAX_DEPTH`, so later stages can recurse safely.
 from __future__ import annotations
 
 import json
+import math
 import os
 from decimal import Decimal
 from pathlib import Path
@@ -164,7 +165,7 @@ def normalize(value: Any) -> Any:
         elif isinstance(item, int):
             copy = Decimal(item)
         elif isinstance(item, float):
-            if item != item or item in (float("inf"), float("-inf")):
+            if not math.isfinite(item):
                 raise _invalid(f"{item} is not a JSON number", pointer)
             copy = Decimal(repr(item))
         else:

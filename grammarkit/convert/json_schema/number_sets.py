@@ -3,6 +3,7 @@ the product automaton when divisibility or "not an integer" is involved."""
 
 from __future__ import annotations
 
+from decimal import Decimal
 from typing import TYPE_CHECKING
 
 from grammarkit.convert.json_schema.automata import (
@@ -12,17 +13,21 @@ from grammarkit.convert.json_schema.automata import (
     dfa_from_expr,
     dfa_to_rules,
     intersect,
+    ranges_of,
 )
+from grammarkit.convert.json_schema.digits import choice
 from grammarkit.convert.json_schema.model import NumberSet
 from grammarkit.convert.json_schema.numbers import (
     ANY_INTEGER,
     ANY_NUMBER,
     NON_INTEGER,
+    ZERO_FRACTION,
     BoundTooLarge,
     multiple_dfa,
     number_range,
 )
 from grammarkit.convert.json_schema.report import TOO_COMPLEX
+from grammarkit.convert.json_schema.tries import trie_expr
 from grammarkit.ebnf import ast
 
 if TYPE_CHECKING:
@@ -60,6 +65,44 @@ def number_expr(s: NumberSet, emitter: Emitter) -> ast.Expr:
     start, rules = dfa_to_rules(dfa, emitter.fresh_name("number"), _digits)
     emitter.add_rules(rules)
     return start
+
+
+def is_point(s: NumberSet) -> bool:
+    """Whether ``s`` is one value (an ``enum``/``const`` number)."""
+    return (s.low is not None and s.high is not None and s.low == s.high
+            and not s.low.exclusive and s.integer is None and s.multiple_of is None
+            and not s.not_multiple_of)
+
+
+def points_expr(values: list[Decimal], emitter: Emitter) -> ast.Expr:
+    """Plain-notation spellings of the given values, as a trie: integers may add a zero
+    fraction (``2.00``), other values trailing zeros (``2.50``), and zero a minus sign."""
+    whole: set[str] = set()
+    fractional: set[str] = set()
+    for value in values:
+        text = format(value, "f")
+        if "." in text:
+            text = text.rstrip("0").rstrip(".")
+        if text in ("0", "-0"):
+            whole.update(("0", "-0"))
+        elif "." in text:
+            fractional.add(text)
+        else:
+            whole.add(text)
+
+    def new_rule(expr: ast.Expr) -> ast.Expr:
+        return emitter.helper("number.values", expr)
+
+    def spell(chars: tuple[str, ...]) -> ast.Expr:
+        return _digits(ranges_of((ord(c), ord(c)) for c in chars))
+
+    alternatives = []
+    if whole:
+        alternatives.append(trie_expr(sorted(whole), spell, ZERO_FRACTION, new_rule))
+    if fractional:
+        alternatives.append(trie_expr(sorted(fractional), spell,
+                                      ast.Repeat(ast.Literal("0"), 0, None, "*"), new_rule))
+    return choice(alternatives)
 
 
 def _product(s: NumberSet, range_expr: ast.Expr) -> DFA:

@@ -9,6 +9,8 @@ conversion. The result reads code points, not JSON text: :mod:`.json_text` adds 
 
 from __future__ import annotations
 
+from itertools import pairwise
+
 from grammarkit.convert.json_schema.automata import SCALARS
 from grammarkit.convert.json_schema.digits import choice, sequence
 from grammarkit.diagnostics import GrammarError
@@ -101,9 +103,9 @@ def _top_level_branches(source: str) -> list[str]:
         elif kind == "|" and depth == 0:
             cuts.append(index)
     cuts.append(len(source))
-    branches = [source[start + 1 : end] for start, end in zip(cuts, cuts[1:])]
+    branches = [source[start + 1 : end] for start, end in pairwise(cuts)]
     for branch in branches:
-        inner = branch[1:] if branch.startswith("^") else branch
+        inner = branch.removeprefix("^")
         if _ends_with_anchor(inner):
             inner = inner[:-1]
         if any(kind in "^$" for _, kind in _scan(inner)):

@@ -12,7 +12,6 @@ the node is marked inexact (its complement is then never taken).
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from decimal import Decimal
 from typing import Any
 
@@ -52,7 +51,7 @@ from grammarkit.convert.json_schema.model import (
     conjoin,
 )
 from grammarkit.convert.json_schema.numbers import Bound
-from grammarkit.convert.json_schema.references import Document, escape
+from grammarkit.convert.json_schema.references import Document
 from grammarkit.convert.json_schema.report import (
     CYCLIC_REF,
     FORMAT_NOT_ENFORCED,
@@ -145,6 +144,27 @@ class Reader:
             self._active.pop()
         self._nodes[child] = node
         return node
+
+    def canonical(self, child: Child) -> Child:
+        """``child``, with a reference to a schema that is nothing but a local ``$ref`` (and
+        annotations) replaced by its target, so every use of a definition shares one rule
+        named after it."""
+        seen = set()
+        while len(child) == 1 and isinstance(child[0], Ref) and child[0].pointer not in seen:
+            pointer = child[0].pointer
+            seen.add(pointer)
+            schema = self.document.at(pointer)
+            if not isinstance(schema, dict) or not isinstance(schema.get("$ref"), str) or any(
+                    key != "$ref" and key not in ANNOTATIONS for key in schema):
+                break
+            try:
+                target = self.document.resolve(pointer, schema["$ref"])
+            except KeyError:
+                break
+            if target is None:
+                break
+            child = (Ref(target),)
+        return child
 
     def _atom(self, atom: Ref | Inline | Not) -> Node:
         if isinstance(atom, Inline):
@@ -513,9 +533,9 @@ class _SchemaReader:
         elif "prefixItems" in schema:
             self.invalid("prefixItems", "`prefixItems` must be an array of schemas")
         if self.reader.strict and self._undeclared_forbidden("array", (
-                "items", "additionalItems", "unevaluatedItems"), ("prefixItems",)):
-            if "items" not in schema or isinstance(schema["items"], list):
-                items = NEVER
+                "items", "additionalItems", "unevaluatedItems"), ("prefixItems",)) and (
+                "items" not in schema or isinstance(schema["items"], list)):
+            items = NEVER
         low = self.count("minItems") or 0
         high = self.count("maxItems")
         contains: tuple[Contains, ...] = ()
@@ -853,6 +873,3 @@ def _tighter(a: Bound | None, b: Bound, lower: bool) -> Bound:
         return a if a.value > b.value else b
     return a if a.value < b.value else b
 
-
-__all__ = ["Reader", "clause_value", "property_value", "string_admits", "escape",
-           "Callable"]

@@ -26,11 +26,11 @@ from grammarkit.convert.json_schema.automata import (
     dfa_to_rules,
     intersect,
     minimize,
+    ranges_of,
     universal_dfa,
     with_length,
 )
-from grammarkit.convert.json_schema.digits import choice, sequence
-from grammarkit.convert.json_schema.json_text import quoted, spell_expr, spell_text
+from grammarkit.convert.json_schema.json_text import quoted, spell_char, spell_expr
 from grammarkit.convert.json_schema.languages import (
     LanguageError,
     describe,
@@ -40,6 +40,7 @@ from grammarkit.convert.json_schema.languages import (
 from grammarkit.convert.json_schema.model import Language, Literals, StringSet
 from grammarkit.convert.json_schema.reader import string_admits
 from grammarkit.convert.json_schema.report import TOO_COMPLEX
+from grammarkit.convert.json_schema.tries import trie_expr
 from grammarkit.ebnf import ast
 
 if TYPE_CHECKING:
@@ -51,7 +52,7 @@ def string_expr(s: StringSet, emitter: Emitter, name: str) -> ast.Expr:
     the set is empty."""
     literal_sets = [lang for lang in s.languages if isinstance(lang, Literals)]
     if literal_sets:
-        return _literals(s, literal_sets, emitter)
+        return _literals(s, literal_sets, emitter, name)
     languages = [lang for lang in s.languages if _compiles(lang, emitter)]
     excluded = [lang for lang in s.excluded if _compiles(lang, emitter)]
     if not languages and not excluded:
@@ -74,7 +75,8 @@ def _compiles(language: Language, emitter: Emitter) -> bool:
     return True
 
 
-def _literals(s: StringSet, literal_sets: list[Literals], emitter: Emitter) -> ast.Expr:
+def _literals(s: StringSet, literal_sets: list[Literals], emitter: Emitter,
+              name: str) -> ast.Expr:
     candidates = set(literal_sets[0].values).intersection(*(lang.values for lang in
                                                             literal_sets[1:]))
     allowed = []
@@ -84,8 +86,17 @@ def _literals(s: StringSet, literal_sets: list[Literals], emitter: Emitter) -> a
             emitter.reporter.relax(s.pointer, f"can't decide whether {value!r} matches the "
                                    "pattern beside it; it is allowed")
         if verdict is not False:
-            allowed.append(quoted(spell_text(value)))
-    return choice(allowed)
+            allowed.append(value)
+    if not allowed:
+        return ast.CharClass(())
+    def spell(chars: tuple[str, ...]) -> ast.Expr:
+        if len(chars) == 1:
+            return spell_char(chars[0])
+        return emitter.char(ranges_of((ord(c), ord(c)) for c in chars))
+
+    body = trie_expr(allowed, spell, ast.Literal(""),
+                     lambda expr: emitter.helper(f"{name}.values", expr))
+    return quoted(body)
 
 
 def _lengths_implied(language: Language, s: StringSet) -> bool:
@@ -181,5 +192,3 @@ def _repeat(item: ast.Expr, low: int, high: int | None) -> ast.Expr:
         return item
     return ast.Repeat(item, low, high)
 
-
-__all__ = ["string_expr", "sequence"]
