@@ -24,6 +24,9 @@ from grammarkit.source import Position, SourceText
 _CONTEXT = 80
 """Characters of source shown on each side of a diagnostic's position."""
 
+_VISIBLE_CONTROLS = {c: 0x2400 + c for c in range(0x20)}
+"""Control characters in a snippet are shown as their Unicode control pictures (NUL as U+2400)."""
+
 MAX_DIAGNOSTICS = 200
 """At most this many diagnostics are reported for one input; a GK100 note says how many more."""
 
@@ -94,7 +97,7 @@ class Diagnostic:
         lines = [self.headline()]
         pos = self.position
         if pos is not None and self.source is not None and self.span is not None:
-            text = self.source.line_text(pos.line).expandtabs(1)
+            text = self.source.line_text(pos.line).expandtabs(1).translate(_VISIBLE_CONTROLS)
             end = self.source.position(max(self.span.end, self.span.start))
             last = end.column if end.line == pos.line else len(text) + 1
             width = max(1, min(last - pos.column, len(text) - pos.column + 1))

@@ -111,7 +111,7 @@ class Grammar:
         """Canonical XGrammar-dialect text; xgrammar accepts it unchanged."""
         from grammarkit.ebnf.printer import print_grammar
 
-        return print_grammar(self.ast)
+        return print_grammar(self.ast, self.source.text if self.source is not None else None)
 
     def to_gbnf(self) -> str:
         """llama.cpp GBNF text."""

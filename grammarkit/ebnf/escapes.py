@@ -97,9 +97,9 @@ def quote_string(value: str) -> str:
     return '"' + "".join(_escape_codepoint(ord(c), {}) for c in value) + '"'
 
 
-_CLASS_EXTRA = {ord(c): "\\" + c for c in "]\\^-["}
+_CLASS_EXTRA = {**{ord(c): "\\" + c for c in "]\\^-["}, ord('"'): '"'}
 
 
 def class_char(cp: int) -> str:
-    """Code point ``cp`` spelled for use inside a character class."""
+    """Code point ``cp`` spelled for use inside a character class (a ``"`` needs no escape)."""
     return _escape_codepoint(cp, _CLASS_EXTRA)

@@ -19,7 +19,7 @@ from typing import Any
 
 from lark import Token
 
-from grammarkit.diagnostics import Diagnostic, error
+from grammarkit.diagnostics import Diagnostic, error, warning
 from grammarkit.ebnf import escapes
 from grammarkit.ebnf.ast import Attribute, Span
 
@@ -89,6 +89,10 @@ class Lexer:
         self.pos = 0
         self.tokens: list[GkToken] = []
         self.diagnostics: list[Diagnostic] = []
+        if nul >= 0:
+            self.diagnostics.append(warning(
+                "GK213", "a NUL byte ends the grammar: the text after it is ignored",
+                Span(nul, nul + 1), "xgrammar stops reading at a NUL byte too; remove it"))
         self.comments: list[tuple[str, Span]] = []
 
     # -- helpers ---------------------------------------------------------------------------

@@ -249,13 +249,8 @@ def _macro(name: str, tags: list[str], loop: bool, excludes: str, exclude_count:
 def _char_class(expr: CharClass) -> str:
     parts = []
     for low, high in expr.ranges:
-        parts.append(_class_char(low) if low == high else f"{_class_char(low)}-{_class_char(high)}")
+        parts.append(class_char(low) if low == high else f"{class_char(low)}-{class_char(high)}")
     return f"[{'^' if expr.negated else ''}{''.join(parts)}]"
-
-
-def _class_char(cp: int) -> str:
-    """Like :func:`class_char`, but a double quote needs no escape inside a class."""
-    return '"' if cp == ord('"') else class_char(cp)
 
 
 def _attributes(rule: Rule) -> str:
