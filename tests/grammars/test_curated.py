@@ -146,3 +146,9 @@ def test_json_grammar_has_the_language_of_xgrammars_builtin_json() -> None:
         mutated.append(text[:i] + rng.choice(' ,:"\\{}[]0-.eE\n') + text[i + 1 :])
     for text in texts + mutated:
         assert ours.matches(text) == _is_grammar_accept_string(builtin, text), text
+
+
+@pytest.mark.parametrize("name", sorted(EXAMPLES))
+def test_grammar_file_is_in_canonical_format(name: str) -> None:
+    text = (GRAMMARS / name).read_text("utf-8")
+    assert Grammar.from_ebnf(text).to_ebnf() == text
