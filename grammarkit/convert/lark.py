@@ -3,7 +3,9 @@
 The root rule becomes ``start``; other names are lower-cased and limited to ``[a-z0-9_]``.
 Literals become Lark strings, classes one-character regular expressions (``/[a-z]/``) written in
 the syntax Python's ``re`` and Rust's ``regex`` share, and ``{m,n}`` becomes ``~ m..n``. Nothing
-is ``%ignore``d, so whitespace is matched exactly as written.
+is ``%ignore``d, so whitespace is matched exactly as written. Repetitions Lark would copy into
+their rule as alternatives (``x ~ 2..5``, ``(a b)?``) become rules of their own (``_repeat``,
+``_repeat_2``, ...), which keeps Lark's grammar analysis fast.
 
 Rule lookaheads and attributes have no effect on the language and are dropped; ``Regex("...")``
 macros are expanded; ``TagDispatch``, ``TokenTagDispatch``, ``Substring`` and the token macros

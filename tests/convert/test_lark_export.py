@@ -13,6 +13,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from grammarkit.convert.lark import to_lark
+from grammarkit.convert.regex import regex_to_ast
 from grammarkit.diagnostics import GrammarError
 from grammarkit.ebnf import ast
 from grammarkit.ebnf.parser import parse
@@ -107,8 +108,6 @@ def derive(grammar: ast.GrammarAST, root: str, rng: random.Random) -> str | None
             high = expr.min + 2 if expr.max is None else min(expr.max, expr.min + 2)
             return "".join(go(expr.item, depth + 1) for _ in range(rng.randint(expr.min, high)))
         if isinstance(expr, ast.RegexMacro):
-            from grammarkit.convert.regex import regex_to_ast
-
             return go(regex_to_ast(expr.pattern), depth + 1)
         raise TypeError(f"cannot derive from {type(expr).__name__}")
 
