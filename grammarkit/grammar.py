@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from functools import cached_property
 from typing import TYPE_CHECKING, Any
@@ -102,9 +104,9 @@ class Grammar:
     @classmethod
     def from_gbnf(cls, text: str, root: str = "root") -> Grammar:
         """Read a llama.cpp GBNF grammar."""
-        from grammarkit.convert.gbnf import from_gbnf
+        from grammarkit.convert.gbnf import dialect_name, from_gbnf
 
-        return cls(from_gbnf(text, root=root), root)
+        return cls(from_gbnf(text, root=root), dialect_name(root))
 
     # -- exporters -------------------------------------------------------------------------
     def to_ebnf(self) -> str:
@@ -117,13 +119,28 @@ class Grammar:
         """llama.cpp GBNF text."""
         from grammarkit.convert.gbnf import to_gbnf
 
-        return to_gbnf(self.ast, self.root)
+        with self._located_errors():
+            return to_gbnf(self.ast, self.root)
 
     def to_lark(self) -> str:
         """Lark (and llguidance) grammar text."""
         from grammarkit.convert.lark import to_lark
 
-        return to_lark(self.ast, self.root)
+        with self._located_errors():
+            return to_lark(self.ast, self.root)
+
+    @contextmanager
+    def _located_errors(self) -> Iterator[None]:
+        """Attach this grammar's source text to the diagnostics of an exporter's error."""
+        try:
+            yield
+        except GrammarError as exc:
+            if self.source is None:
+                raise
+            exc.diagnostics = [
+                d if d.source is not None else d.with_source(self.source) for d in exc.diagnostics
+            ]
+            raise
 
     def __str__(self) -> str:
         return self.to_ebnf()
