@@ -90,21 +90,30 @@ def in_ranges(point: int, ranges: Ranges) -> bool:
 
 def _partition(edges: Iterable[tuple[Ranges, int]]) -> list[tuple[Ranges, frozenset[int]]]:
     """Split overlapping edge sets into disjoint pieces, each with every target it leads to."""
-    events: dict[int, list[tuple[int, bool]]] = {}
+    by_ranges: dict[Ranges, set[int]] = {}
     for ranges, target in edges:
+        by_ranges.setdefault(ranges, set()).add(target)
+    if len(by_ranges) == 1:
+        ((only, reached),) = by_ranges.items()
+        return [(only, frozenset(reached))]
+    keys = list(by_ranges)
+    events: dict[int, list[tuple[int, bool]]] = {}
+    for key, ranges in enumerate(keys):
         for low, high in ranges:
-            events.setdefault(low, []).append((target, True))
-            events.setdefault(high + 1, []).append((target, False))
-    active: dict[int, int] = {}
+            events.setdefault(low, []).append((key, True))
+            events.setdefault(high + 1, []).append((key, False))
+    active: set[int] = set()
     pieces: dict[frozenset[int], list[tuple[int, int]]] = {}
     points = sorted(events)
     for index, point in enumerate(points):
-        for target, opening in events[point]:
-            active[target] = active.get(target, 0) + (1 if opening else -1)
-            if not active[target]:
-                del active[target]
+        for key, opening in events[point]:
+            if opening:
+                active.add(key)
+            else:
+                active.discard(key)
         if active and index + 1 < len(points):
-            pieces.setdefault(frozenset(active), []).append((point, points[index + 1] - 1))
+            targets = frozenset().union(*(by_ranges[keys[key]] for key in active))
+            pieces.setdefault(targets, []).append((point, points[index + 1] - 1))
     return [(ranges_of(spans), targets) for targets, spans in pieces.items()]
 
 

@@ -94,7 +94,7 @@ class Emitter:
         if points:
             alternatives.append(points_expr(points, self))
         alternatives.extend(number_expr(s, self) for s in node.numbers if not is_point(s))
-        alternatives.extend(string_expr(s, self, name) for s in node.strings)
+        alternatives.extend(string_expr(s, self, f"{name}.string") for s in node.strings)
         for array in node.arrays:
             expr = array_expr(array, self, name, depth)
             if expr is not None:

@@ -176,7 +176,7 @@ def _other_entry(o: ObjectSet, declared: list[str], emitter: Emitter, name: str,
             continue
         keys = [string_expr(replace(keys, languages=keys.languages + chosen,
                                     excluded=keys.excluded + others + exclusion,
-                                    pointer=o.pointer), emitter, f"{name}.name")
+                                    pointer=o.pointer), emitter, f"{name}.key")
                 for keys in key_sets]
         keys = [key for key in keys if key != _NOTHING]
         if keys:
@@ -206,13 +206,15 @@ class _Automaton(Generic[S]):
 
     ``moves(state)`` lists ``(entry, next state)``, ``entry=None`` moving on without writing
     anything; ``tail(state)`` is what may end the entry list there (``None``: it can't end
-    there); ``started(state)`` says whether an entry was written before (a separator is due).
+    there); ``started(state)`` says whether an entry was written before (a separator is due);
+    ``label(state)`` names the rule of a state that needs one.
     """
 
     start: S
     moves: Callable[[S], list[tuple[ast.Expr | None, S]]]
     tail: Callable[[S], ast.Expr | None]
     started: Callable[[S], bool]
+    label: Callable[[S], str]
 
 
 def _build(automaton: _Automaton[S], emitter: Emitter, name: str,
@@ -249,7 +251,7 @@ def _build(automaton: _Automaton[S], emitter: Emitter, name: str,
         for _, target in graph[state]:
             if target in live:
                 incoming[target] = incoming.get(target, 0) + 1
-    names = {state: emitter.fresh_name(f"{name}.part") for state in graph
+    names = {state: emitter.fresh_name(f"{name}.{automaton.label(state)}") for state in graph
              if state in live and (incoming.get(state, 0) > 1 or
                                    any(t == state for _, t in graph[state]))}
     built: dict[S, ast.Expr] = {}
@@ -325,8 +327,11 @@ def _schema_order(plan: _Plan, emitter: Emitter, name: str, comma: ast.Expr,
                                                   None if high is None else high - 1)])
         return _bounded(other_rest, low, high)
 
+    def label(state: _InOrder) -> str:
+        return f"after-{slots[state.slot - 1].name}" if state.slot else "entries"
+
     automaton = _Automaton(_InOrder(0, 0, frozenset(), frozenset()), moves, tail,
-                           lambda state: state.written > 0)
+                           lambda state: state.written > 0, label)
     empty = plan.low == 0 and not any(slot.required for slot in slots)
     return _build(automaton, emitter, name, comma), empty
 
@@ -358,6 +363,12 @@ def _any_order(plan: _Plan, emitter: Emitter, name: str, comma: ast.Expr,
     if plan.other is not None:
         free.append(plan.other)
     free_entry = choice(free) if free else None
+    if len(tracked) > 1:
+        # Every state repeats the entries: give each its own rule.
+        tracked = [replace(slot, entry=emitter.helper(f"{name}.{slot.name}.entry", slot.entry))
+                   for slot in tracked]
+        if free_entry is not None:
+            free_entry = emitter.helper(f"{name}.other.entry", free_entry)
     required = frozenset(slot.name for slot in tracked if slot.required)
 
     def moves(state: _AnyOrder) -> list[tuple[ast.Expr | None, _AnyOrder]]:
@@ -382,7 +393,8 @@ def _any_order(plan: _Plan, emitter: Emitter, name: str, comma: ast.Expr,
         return ast.Literal("") if state.written > 0 and complete(state) else None
 
     start = _AnyOrder(frozenset(), 0)
-    automaton = _Automaton(start, moves, tail, lambda state: state.written > 0)
+    automaton = _Automaton(start, moves, tail, lambda state: state.written > 0,
+                           lambda state: "entries")
     return _build(automaton, emitter, name, comma), complete(start)
 
 

@@ -49,7 +49,7 @@ if TYPE_CHECKING:
 
 def string_expr(s: StringSet, emitter: Emitter, name: str) -> ast.Expr:
     """The JSON strings (quotes included) whose value is in ``s``; nothing (an empty class) if
-    the set is empty."""
+    the set is empty. Helper rules are named from ``name``."""
     literal_sets = [lang for lang in s.languages if isinstance(lang, Literals)]
     if literal_sets:
         return _literals(s, literal_sets, emitter, name)
@@ -148,7 +148,7 @@ def _dfa_expr(dfa: DFA, emitter: Emitter, name: str) -> ast.Expr:
     if repetition is not None:
         ranges, low, high = repetition
         return _repeat(emitter.char(ranges), low, high)
-    start, rules = dfa_to_rules(dfa, emitter.fresh_name(f"{name}.string"), emitter.char)
+    start, rules = dfa_to_rules(dfa, emitter.fresh_name(name), emitter.char)
     emitter.add_rules(rules)
     return start
 
