@@ -3,13 +3,13 @@
 Shared by every :class:`~grammarkit.decode.matcher.TokenMatcher` of the same compiled grammar
 and vocabulary. A mask is computed in three layers:
 
-1. **Mask cache.** States are keyed canonically (:meth:`MaskEngine.state_key`: the groups'
-   configurations and, recursively, the configurations of the frames they return to, with
-   positions and identities dropped), so a state seen before costs one dict look-up.
+1. **Mask cache.** States are keyed canonically (:meth:`StateAutomaton.state_key`), so a state
+   seen before costs one dict look-up.
 2. **Token classes.** Each group's configuration classifies every token once
    (:mod:`grammarkit.decode.token_classes`); the union of the accepted sets is allowed outright.
-3. **Exact walk.** The remaining uncertain tokens run through the Earley recognizer in byte
-   order, depth first, so tokens sharing a prefix share its parse (a token-trie walk).
+3. **Exact walk.** The remaining uncertain tokens run through the full parse state
+   (:class:`~grammarkit.decode.state_automaton.StateAutomaton`), sharing parser steps between
+   tokens with a common prefix and between masks.
 
 ``Token``/``ExcludeToken`` edges of the current groups add whole token ids on top.
 """
@@ -26,15 +26,13 @@ from grammarkit.automata.compiled import CompiledGrammar
 from grammarkit.automata.earley import Frame, ParseState, Recognizer
 from grammarkit.automata.nfa import TokenEdge
 from grammarkit.decode.bitmask import Words, clear_bits, set_bits
+from grammarkit.decode.state_automaton import StateAutomaton, StateKey
 from grammarkit.decode.token_classes import TokenClassifier, union_of
 from grammarkit.decode.token_index import TokenIndex, token_index
 from grammarkit.vocab import Vocabulary
 
 MASK_CACHE_SIZE = 4096
 """Masks kept per engine (each ``vocab_size / 8`` bytes: 124 MB for 248k tokens at most)."""
-
-StateKey = tuple[tuple[int, int], ...]
-
 
 class MaskEngine:
     """Computes next-token masks (without stop tokens) for states of one grammar."""
@@ -44,16 +42,16 @@ class MaskEngine:
         self.index: TokenIndex = token_index(vocab)
         self.recognizer = Recognizer(compiled)
         self._tables = self.recognizer._tables  # shared configuration tables (steps, closure)
-        self._classifier = TokenClassifier(self.recognizer, self.index)
+        self.automaton = StateAutomaton(self.recognizer, self.index)
+        self._classifier = TokenClassifier(self.automaton, self.index)
         self._masks: OrderedDict[StateKey, Words] = OrderedDict()
-        self._signatures: dict[tuple[int, tuple[tuple[int, int], ...]], int] = {}
         self._token_edges: dict[int, tuple[tuple[TokenEdge, int], ...]] = {}
-        self._lcp = np.append(self.index.lcp, np.int32(0))
 
     @property
     def nbytes(self) -> int:
         """Memory held by cached classes and masks (the shared token index not included)."""
-        return self._classifier.nbytes + sum(m.nbytes for m in self._masks.values())
+        masks = sum(m.nbytes for m in self._masks.values())
+        return self._classifier.nbytes + self.automaton.nbytes + masks
 
     # -- masks -----------------------------------------------------------------------------------
     def mask(self, state: ParseState, key: StateKey) -> Words:
@@ -88,24 +86,8 @@ class MaskEngine:
 
     def _exact(self, state: ParseState, ranks: npt.NDArray[np.int64]) -> npt.NDArray[np.bool_]:
         """Which tokens of ``ranks`` (ascending) the recognizer accepts after ``state``."""
-        tokens = self.index.tokens
-        shared = np.minimum.reduceat(self._lcp, ranks + 1).tolist()
-        advance = self.recognizer.advance
-        result = np.zeros(len(ranks), dtype=np.bool_)
-        path: list[ParseState | None] = [state]  # path[d]: the state after d bytes
-        keep = 0
-        for i, rank in enumerate(ranks.tolist()):
-            token = tokens[rank]
-            del path[keep + 1:]
-            current = path[-1]
-            depth = len(path) - 1
-            while current is not None and depth < len(token):
-                current = advance(current, token[depth:depth + 1])
-                path.append(current)
-                depth += 1
-            result[i] = current is not None
-            keep = shared[i]
-        return result
+        accepted = self.automaton.walk(self.automaton.number(state), ranks).accepted
+        return np.isin(ranks, accepted, assume_unique=True)
 
     def _in_range(self, ids: tuple[int, ...]) -> npt.NDArray[np.int64]:
         array = np.array(ids, dtype=np.int64)
@@ -156,33 +138,9 @@ class MaskEngine:
             groups[frame] = config if old is None else self._tables.union(old, config)
         return ParseState(max(a.position, b.position), tuple(groups.items()))
 
-    # -- canonical keys --------------------------------------------------------------------------
     def state_key(self, state: ParseState, frame_keys: dict[Frame, int]) -> StateKey:
-        """A key equal for states that allow the same continuations.
-
-        ``frame_keys`` memoizes frame numbers for the caller (frames are immutable once built).
-        """
-        return tuple(sorted((self._frame_key(frame, frame_keys), config)
-                            for frame, config in state.groups))
-
-    def _frame_key(self, frame: Frame, memo: dict[Frame, int]) -> int:
-        found = memo.get(frame)
-        if found is not None:
-            return found
-        pending = [frame]
-        while pending:
-            top = pending[-1]
-            if top in memo:
-                pending.pop()
-                continue
-            missing = [parent for parent, _ in top.parents if parent not in memo]
-            if missing:
-                pending.extend(missing)
-                continue
-            signature = (top.own, tuple(sorted((memo[p], c) for p, c in top.parents)))
-            memo[top] = self._signatures.setdefault(signature, len(self._signatures))
-            pending.pop()
-        return memo[frame]
+        """The canonical key of ``state`` (see :meth:`StateAutomaton.state_key`)."""
+        return self.automaton.state_key(state, frame_keys)
 
 
 _ENGINES: weakref.WeakKeyDictionary[CompiledGrammar, dict[Vocabulary, MaskEngine]] = (

@@ -2,19 +2,20 @@
 
 An Earley state is a few *groups*, each a configuration (a set of rule-automaton states sharing
 one origin). For a group, every ordinary token falls in one of three classes, computed once per
-configuration with numpy over all tokens at once (like xgrammar's adaptive token mask cache):
+configuration by walking all tokens through the configuration parsed on its own (with the rules
+it calls, but nothing below it; see :class:`~grammarkit.decode.state_automaton.StateAutomaton`),
+like xgrammar's adaptive token mask cache:
 
 accepted
-    The token's bytes run through the configuration's own byte transitions to the end: the
-    group survives the token, so the token is allowed, whatever the other groups do.
+    Every byte of the token is parsed without leaving the group: the token is allowed, whatever
+    the rest of the state holds.
 uncertain
-    The run fails, but only after passing a configuration that completes a rule or calls one
-    (after the first byte): the rest of the parse stack might continue it, so only the full
-    parser can tell.
+    Parsing fails, but only after a rule of the group completed (after the first byte): the
+    frames below might continue the token, so only the full parser can tell.
 rejected
     Everything else: this group cannot continue the token at all.
 
-The decoder allows the union of the accepted sets of a state's groups and runs the exact parser
+The decoder allows the union of the accepted sets of a state's groups and runs the full parser
 only on the union of their uncertain sets.
 """
 
@@ -25,12 +26,9 @@ from dataclasses import dataclass
 import numpy as np
 import numpy.typing as npt
 
-from grammarkit.automata.earley import Recognizer
-from grammarkit.decode.bitmask import Words, words_from_bools
+from grammarkit.decode.bitmask import Words, set_bits
+from grammarkit.decode.state_automaton import StateAutomaton
 from grammarkit.decode.token_index import TokenIndex
-
-MAX_LOCAL_CONFIGS = 20_000
-"""Configurations one classification may visit; past it, tokens still live become uncertain."""
 
 
 @dataclass(frozen=True, eq=False)
@@ -54,11 +52,12 @@ class TokenClasses:
 
 
 class TokenClassifier:
-    """Computes and caches :class:`TokenClasses` per configuration of one recognizer."""
+    """Computes and caches :class:`TokenClasses` per configuration."""
 
-    def __init__(self, recognizer: Recognizer, index: TokenIndex):
-        self._tables = recognizer._tables  # the recognizer's lazily built configuration rows
+    def __init__(self, automaton: StateAutomaton, index: TokenIndex):
+        self._automaton = automaton
         self._index = index
+        self._all_ranks = np.arange(index.num_tokens, dtype=np.int64)
         self._cache: dict[int, TokenClasses] = {}
 
     @property
@@ -69,70 +68,13 @@ class TokenClassifier:
         """The classification of every ordinary token from ``config``."""
         found = self._cache.get(config)
         if found is None:
-            found = self._cache[config] = self._classify(config)
+            walk = self._automaton.walk(self._automaton.local(config), self._all_ranks)
+            words = np.zeros_like(self._index.ordinary_words)
+            set_bits(words, self._index.ids[walk.accepted])
+            words.setflags(write=False)
+            walk.open_failed.setflags(write=False)
+            found = self._cache[config] = TokenClasses(words, walk.open_failed)
         return found
-
-    def _classify(self, config: int) -> TokenClasses:
-        table, open_ended = self._local_automaton(config)
-        index = self._index
-        columns, lengths = index.columns, index.lengths
-        ranks = np.arange(index.num_tokens, dtype=np.int64)
-        current = np.zeros(len(ranks), dtype=np.int32)
-        passed = np.zeros(len(ranks), dtype=np.bool_)
-        accepted: list[npt.NDArray[np.int64]] = []
-        uncertain: list[npt.NDArray[np.int64]] = []
-        for k in range(columns.shape[0] + 1):
-            ends = lengths[ranks] == k
-            if ends.any():
-                accepted.append(ranks[ends])
-                keep = ~ends
-                ranks, current, passed = ranks[keep], current[keep], passed[keep]
-            if not len(ranks):
-                break
-            current = table[current, columns[k, ranks]]
-            dead = current < 0
-            if dead.any():
-                uncertain.append(ranks[dead & passed])
-                live = ~dead
-                ranks, current, passed = ranks[live], current[live], passed[live]
-            passed |= open_ended[current]
-        allowed = np.zeros(index.vocab_size, dtype=np.bool_)
-        if accepted:
-            allowed[index.ids[np.concatenate(accepted)]] = True
-        words = words_from_bools(allowed)
-        words.setflags(write=False)
-        unsure = np.sort(np.concatenate(uncertain)) if uncertain else np.zeros(0, np.int64)
-        unsure.setflags(write=False)
-        return TokenClasses(words, unsure)
-
-    def _local_automaton(self, config: int) -> tuple[npt.NDArray[np.int32],
-                                                     npt.NDArray[np.bool_]]:
-        """Byte transitions among the configurations reachable from ``config``, renumbered.
-
-        Returns the table (``[n, 256]``, ``-1`` for none; row 0 is ``config``) and which local
-        configurations complete or call a rule (where the rest of the stack may take over).
-        """
-        tables = self._tables
-        local = {config: 0}
-        order = [config]
-        rows: list[list[int]] = []
-        truncated = False
-        for c in order:
-            row = tables.rows[c]
-            if row is None:
-                row = tables.build_row(c)
-            mapped = []
-            for target in row:
-                number = local.get(target, -1) if target >= 0 else -1
-                if number < 0 <= target and not truncated:
-                    number = local[target] = len(order)
-                    order.append(target)
-                    truncated = len(order) >= MAX_LOCAL_CONFIGS
-                mapped.append(number)
-            rows.append(mapped)
-        table = np.array(rows, dtype=np.int32)
-        open_ended = np.array([truncated or not tables.inert[c] for c in order], dtype=np.bool_)
-        return table, open_ended
 
 
 def union_of(classes: list[TokenClasses], index: TokenIndex) -> TokenClasses:

@@ -24,7 +24,7 @@ pytestmark = pytest.mark.xgrammar
 xgr = pytest.importorskip("xgrammar")
 
 GRAMMARS = Path(__file__).resolve().parents[2] / "grammars"
-STEPS = 26
+STEPS = 40
 
 SCHEMAS = {
     "schema-bounded-string": {

@@ -1,0 +1,171 @@
+"""`StateAutomaton`: Earley states as a lazily built DFA, and token walks over it in numpy.
+
+Every Earley state the decoder meets is numbered by its canonical key (the groups'
+configurations and, recursively, those of the frames they return to; positions and object
+identities dropped), so states that allow the same continuations share one number. Byte steps
+between numbers are computed with the recognizer the first time they are needed and kept in a
+dense ``[states, 256]`` table; a token walk then runs every candidate token through the table
+column by column, like a byte DFA, and only unseen ``(state, byte)`` pairs cost a parser step.
+Because the table is shared by all masks of a grammar, tokens sharing a prefix share its
+steps within one mask (a token-trie walk) and across masks.
+
+*Local* states support :mod:`grammarkit.decode.token_classes`: one configuration parsed on its
+own (with the rules it calls), over a bottom frame that returns nowhere. Such a state is *open* when a rule started at the
+bottom completes, i.e. when the real parse stack below could take over.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+import numpy.typing as npt
+
+from grammarkit.automata.earley import Frame, ParseState, Recognizer
+from grammarkit.decode.token_index import TokenIndex
+
+UNKNOWN = -2
+"""Table entry of a step not computed yet (``-1``: the byte is rejected)."""
+
+MAX_STATES = 100_000
+"""States kept before the automaton starts afresh (bounds the table to about 100 MB)."""
+
+StateKey = tuple[tuple[int, int], ...]
+
+
+@dataclass(frozen=True)
+class Walk:
+    """The outcome of running tokens (by rank) from one state.
+
+    Attributes
+    ----------
+    accepted : ndarray of int64
+        Ranks whose every byte was accepted.
+    open_failed : ndarray of int64
+        Ranks rejected after passing an open state (always empty for real states).
+    """
+
+    accepted: npt.NDArray[np.int64]
+    open_failed: npt.NDArray[np.int64]
+
+
+class StateAutomaton:
+    """Numbers Earley states canonically and steps them by bytes, memoized."""
+
+    def __init__(self, recognizer: Recognizer, index: TokenIndex):
+        self.recognizer = recognizer
+        self._tables = recognizer._tables  # shared configuration tables (closure, unions)
+        self._index = index
+        self._empty = self._tables.closed_config(())
+        self._signatures: dict[tuple[int, tuple[tuple[int, int], ...]], int] = {}
+        self._reset()
+
+    def _reset(self) -> None:
+        self._numbers: dict[StateKey, int] = {}
+        self._states: list[ParseState] = []
+        self._open: list[bool] = []
+        self._open_array = np.zeros(0, dtype=np.bool_)
+        self._table = np.full((64, 256), UNKNOWN, dtype=np.int32)
+        self._frame_keys: dict[Frame, int] = {}
+
+    @property
+    def nbytes(self) -> int:
+        return int(self._table.nbytes)
+
+    # -- numbering -------------------------------------------------------------------------------
+    def number(self, state: ParseState) -> int:
+        """The number of ``state`` (its canonical key's)."""
+        key = self.state_key(state, self._frame_keys)
+        found = self._numbers.get(key)
+        if found is None:
+            found = self._numbers[key] = len(self._states)
+            self._states.append(state)
+            completes = self._tables.completes
+            self._open.append(any(not frame.parents and frame.own == self._empty
+                                  and completes[config] for frame, config in state.groups))
+            if found >= len(self._table):
+                grown = np.full((2 * len(self._table), 256), UNKNOWN, dtype=np.int32)
+                grown[: len(self._table)] = self._table
+                self._table = grown
+        return found
+
+    def local(self, config: int) -> int:
+        """The number of ``config`` parsed on its own over a bottom frame."""
+        bottom = Frame(0, (), self._empty)
+        groups = self._tables.close({bottom: config}, 0)
+        return self.number(ParseState(0, tuple(groups.items())))
+
+    def state_key(self, state: ParseState, frame_keys: dict[Frame, int]) -> StateKey:
+        """A key equal for states that allow the same continuations.
+
+        ``frame_keys`` memoizes frame numbers (frames never change once built).
+        """
+        return tuple(sorted((self._frame_key(frame, frame_keys), config)
+                            for frame, config in state.groups))
+
+    def _frame_key(self, frame: Frame, memo: dict[Frame, int]) -> int:
+        found = memo.get(frame)
+        if found is not None:
+            return found
+        pending = [frame]
+        while pending:
+            top = pending[-1]
+            if top in memo:
+                pending.pop()
+                continue
+            missing = [parent for parent, _ in top.parents if parent not in memo]
+            if missing:
+                pending.extend(missing)
+                continue
+            signature = (top.own, tuple(sorted((memo[p], c) for p, c in top.parents)))
+            memo[top] = self._signatures.setdefault(signature, len(self._signatures))
+            pending.pop()
+        return memo[frame]
+
+    def _step(self, number: int, byte: int) -> None:
+        after = self.recognizer.advance(self._states[number], bytes((byte,)))
+        self._table[number, byte] = -1 if after is None else self.number(after)
+
+    # -- walks -----------------------------------------------------------------------------------
+    def walk(self, start: int, ranks: npt.NDArray[np.int64]) -> Walk:
+        """Run the tokens ``ranks`` from state number ``start``."""
+        if len(self._states) > MAX_STATES:
+            state = self._states[start]
+            self._reset()
+            start = self.number(state)
+        index = self._index
+        columns, lengths = index.columns, index.lengths
+        current = np.full(len(ranks), start, dtype=np.int64)
+        passed = np.zeros(len(ranks), dtype=np.bool_)
+        accepted: list[npt.NDArray[np.int64]] = []
+        failed: list[npt.NDArray[np.int64]] = []
+        for k in range(columns.shape[0] + 1):
+            ends = lengths[ranks] == k
+            if ends.any():
+                accepted.append(ranks[ends])
+                keep = ~ends
+                ranks, current, passed = ranks[keep], current[keep], passed[keep]
+            if not len(ranks):
+                break
+            column = columns[k, ranks]
+            following = self._table[current, column]
+            unknown = following == UNKNOWN
+            if unknown.any():
+                pairs = np.unique(current[unknown] * 256 + column[unknown])
+                for pair in pairs.tolist():
+                    self._step(pair >> 8, pair & 255)
+                following = self._table[current, column]
+            dead = following < 0
+            if dead.any():
+                failed.append(ranks[dead & passed])
+                live = ~dead
+                ranks, following, passed = ranks[live], following[live], passed[live]
+            current = following.astype(np.int64)
+            if len(self._open_array) != len(self._open):
+                self._open_array = np.array(self._open, dtype=np.bool_)
+            passed |= self._open_array[current]
+        return Walk(_joined(accepted), _joined(failed))
+
+
+def _joined(parts: list[npt.NDArray[np.int64]]) -> npt.NDArray[np.int64]:
+    return np.sort(np.concatenate(parts)) if parts else np.zeros(0, dtype=np.int64)
