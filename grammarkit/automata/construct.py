@@ -9,7 +9,7 @@ Each expression becomes a fragment ``(start, end)`` inside the rule's :class:`NF
   states, and the size is checked before copying: more than the grammar's state budget raises
   ``GK120`` at the repetition;
 * ``TagDispatch`` comes from :mod:`grammarkit.automata.tagdispatch`, ``Regex`` from
-  :mod:`grammarkit.automata.regex_macro`;
+  :mod:`grammarkit.automata.regex_macro` (whose classes keep xgrammar's overlong quirk);
 * ``Substring("c1", ..., "cn")`` matches any run of consecutive chunks ``ci ... cj`` (possibly
   none), which is how xgrammar 0.2.8 behaves (chunks are never split);
 * ``TokenTagDispatch`` matches a token loop (only the empty byte string, byte-wise);
@@ -25,6 +25,7 @@ from collections.abc import Callable, Mapping
 
 from grammarkit.automata import utf8
 from grammarkit.automata.nfa import NFA, TokenEdge
+from grammarkit.automata.regex_macro import regex_class_sequences
 from grammarkit.automata.tagdispatch import build_tag_dispatch
 from grammarkit.diagnostics import GrammarError, error
 from grammarkit.ebnf import ast
@@ -56,20 +57,24 @@ class _Builder:
 
     def build(self, root: ast.Expr) -> Fragment:
         results: list[Fragment] = []
-        # (node, entry state count) on exit; entry count None means "not yet entered"
-        stack: list[tuple[ast.Expr, int | None]] = [(root, None)]
+        # (node, entry state count on exit or None before entering, inside a Regex macro?)
+        stack: list[tuple[ast.Expr, int | None, bool]] = [(root, None, False)]
         while stack:
-            node, entry = stack.pop()
+            node, entry, in_regex = stack.pop()
             if entry is None:
                 if isinstance(node, ast.RegexMacro):
-                    stack.append((self.expand_regex(node), None))
+                    stack.append((self.expand_regex(node), None, True))
                     continue
                 kids = ast.children(node)
                 if not kids:
-                    results.append(self._leaf(node))
+                    if in_regex and isinstance(node, ast.CharClass):
+                        codepoints = utf8.class_codepoints(node.ranges, node.negated)
+                        results.append(self._sequences(regex_class_sequences(codepoints)))
+                    else:
+                        results.append(self._leaf(node))
                     continue
-                stack.append((node, self.nfa.num_states))
-                stack.extend((kid, None) for kid in reversed(kids))
+                stack.append((node, self.nfa.num_states, in_regex))
+                stack.extend((kid, None, in_regex) for kid in reversed(kids))
                 continue
             count = len(ast.children(node))
             parts = results[len(results) - count:]
@@ -89,7 +94,8 @@ class _Builder:
         if isinstance(node, ast.Literal):
             return self._chain(utf8.encode(node.value))
         if isinstance(node, ast.CharClass):
-            return self._char_class(utf8.class_codepoints(node.ranges, node.negated))
+            codepoints = utf8.class_codepoints(node.ranges, node.negated)
+            return self._sequences(utf8.byte_sequences(codepoints))
         if isinstance(node, ast.RuleRef):
             start, end = nfa.add_state(), nfa.add_state()
             nfa.add_call(start, self._rule(node.name, node.span), end)
@@ -127,10 +133,11 @@ class _Builder:
             current = nxt
         return start, current
 
-    def _char_class(self, codepoints: utf8.CodepointRanges) -> Fragment:
+    def _sequences(self, sequences: list[utf8.ByteSequence]) -> Fragment:
+        """Any of the byte-range ``sequences`` (a character class)."""
         nfa = self.nfa
         start, end = nfa.add_state(), nfa.add_state()
-        for sequence in utf8.byte_sequences(codepoints):
+        for sequence in sequences:
             current = start
             for i, (lo, hi) in enumerate(sequence):
                 nxt = end if i == len(sequence) - 1 else nfa.add_state()

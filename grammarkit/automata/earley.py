@@ -40,6 +40,9 @@ from grammarkit.automata import utf8
 from grammarkit.automata.compiled import CompiledGrammar
 from grammarkit.ebnf.escapes import class_char, quote_string
 
+_MAX_CYCLES = 64
+"""At most this many multi-byte paths are put in one skipping regex."""
+
 _MAX_LISTED = 8
 """Expected sets with more items than this are shown as one character class."""
 
@@ -51,13 +54,14 @@ class Frame:
     there; together they say where each rule started here continues once it completes.
     """
 
-    __slots__ = ("own", "parents", "position", "waiting")
+    __slots__ = ("completed", "own", "parents", "position", "waiting")
 
     def __init__(self, position: int, parents: tuple[tuple[Frame, int], ...], own: int):
         self.position = position
         self.parents = parents
         self.own = own
         self.waiting: dict[int, tuple[tuple[Frame | None, int], ...]] = {}
+        self.completed: dict[int, tuple[int, dict[Frame, int], int]] = {}
 
     def __repr__(self) -> str:
         return f"Frame({self.position})"
@@ -173,35 +177,36 @@ class Recognizer:
         tables = self._tables
         rows = tables.rows
         inert = tables.inert
-        close = tables.close
-        loop_pattern = tables.loop_pattern
+        completes = tables.completes
         end = position + len(data)
         offset = position  # data[i] is the byte at position offset + i
-        all_inert = False  # skipping runs only pays inside inert configurations
+        skip: re.Pattern[bytes] | None = None  # runs of bytes that leave ``groups`` as they are
+        caller: Frame | None = None  # set when ``groups`` is (caller, config) + a fresh frame
+        config = -1
         while True:
             if history is not None:
                 history.append((position, groups))
             if position >= end:
                 return position, groups, False
-            if all_inert:
-                key = next(iter(groups.values())) if len(groups) == 1 else tuple(
-                    sorted(groups.values()))
-                pattern = loop_pattern(key)
-                if pattern is not None:
-                    match = pattern.match(data, position - offset)
-                    if match is not None:
-                        position = match.end() + offset
-                        if history is not None:
-                            history.append((position, groups))
-                        if position >= end:
-                            return position, groups, False
+            if skip is not None:
+                match = skip.match(data, position - offset)
+                if match is not None:
+                    position = match.end() + offset
+                    if caller is not None:  # the fresh frame moves along
+                        predicted = tables.predicted(config)
+                        groups = {caller: config,
+                                  Frame(position, ((caller, config),), predicted): predicted}
+                    if history is not None:
+                        history.append((position, groups))
+                    if position >= end:
+                        return position, groups, False
             byte = data[position - offset]
             kernel: dict[Frame, int] = {}
             all_inert = True
-            for frame, config in groups.items():
-                row = rows[config]
+            for frame, current in groups.items():
+                row = rows[current]
                 if row is None:
-                    row = tables.build_row(config)
+                    row = tables.build_row(current)
                 target = row[byte]
                 if target >= 0:
                     kernel[frame] = target
@@ -210,7 +215,36 @@ class Recognizer:
             if not kernel:
                 return position, groups, True
             position += 1
-            groups = kernel if all_inert else close(kernel, position)
+            caller = None
+            single = len(kernel) == 1
+            if single:
+                ((frame, config),) = kernel.items()
+            if all_inert:
+                groups = kernel
+                skip = tables.loop_pattern(config if single else tuple(sorted(kernel.values())))
+            elif single and not completes[config]:
+                # the common shape: one group that calls rules, which start here
+                caller = frame
+                predicted = tables.predicted(config)
+                groups = {caller: config,
+                          Frame(position, ((caller, config),), predicted): predicted}
+                skip = tables.stable_pattern(config)
+            elif single:
+                # completions depend only on the frame: remember them (digits of a number)
+                found = frame.completed.get(config)
+                if found is None:
+                    complete, predicted = tables.complete(kernel)
+                    own = complete.pop(frame)  # kept apart: frames hold no reference cycles
+                    found = frame.completed[config] = (own, complete, predicted)
+                own, others, predicted = found
+                groups = dict(others)
+                groups[frame] = own
+                if predicted >= 0:
+                    groups[Frame(position, tuple(groups.items()), predicted)] = predicted
+                skip = None
+            else:
+                groups = tables.close(kernel, position)
+                skip = None
 
 
 class _Tables:
@@ -231,6 +265,7 @@ class _Tables:
         self._state_predict: dict[int, frozenset[int]] = {}
         self._unions: dict[tuple[int, int], int] = {}
         self._loops: dict[int | tuple[int, ...], re.Pattern[bytes] | None] = {}
+        self._stable: dict[int, re.Pattern[bytes] | None] = {}
 
     # -- configurations --------------------------------------------------------------------------
     def closed_config(self, states: Iterable[int]) -> int:
@@ -317,15 +352,25 @@ class _Tables:
 
     def close(self, kernel: dict[Frame, int], position: int) -> dict[Frame, int]:
         """Complete and predict from ``kernel`` (the groups after scanning a byte)."""
-        completes = self.completes
         if len(kernel) == 1:
             ((frame, config),) = kernel.items()
-            if not completes[config]:
+            if not self.completes[config]:
                 predicted = self.predicted(config)
                 if predicted < 0:
                     return kernel
                 return {frame: config,
                         Frame(position, ((frame, config),), predicted): predicted}
+        groups, predicted = self.complete(kernel)
+        if predicted >= 0:
+            groups[Frame(position, tuple(groups.items()), predicted)] = predicted
+        return groups
+
+    def complete(self, kernel: dict[Frame, int]) -> tuple[dict[Frame, int], int]:
+        """``kernel`` with every completion done, and the configuration it predicts (or -1).
+
+        The result does not depend on the position, only on the kernel and its frames.
+        """
+        completes = self.completes
         groups: dict[Frame, int] = {}
         pending: list[tuple[Frame, int]] = list(kernel.items())
         predicted = -1
@@ -345,9 +390,7 @@ class _Tables:
             for rule in completes[config]:
                 for parent, target in self.waiting(frame, rule):
                     pending.append((parent or frame, target))
-        if predicted >= 0:
-            groups[Frame(position, tuple(groups.items()), predicted)] = predicted
-        return groups
+        return groups, predicted
 
     # -- byte steps --------------------------------------------------------------------------
     def build_row(self, config: int) -> list[int]:
@@ -368,24 +411,63 @@ class _Tables:
         return row if row is not None else self.build_row(config)
 
     def loop_pattern(self, key: int | tuple[int, ...]) -> re.Pattern[bytes] | None:
-        """A regex for runs of bytes that leave every configuration of ``key`` unchanged.
+        """A regex for runs of input leading each inert configuration of ``key`` to itself.
 
-        ``None`` when there is no such byte, or when a configuration predicts rules (each
-        position would then start a new frame).
+        For a single configuration the runs may pass through other inert configurations, so
+        the multi-byte characters of a string body are skipped as well as ASCII. ``None`` when
+        there is nothing to skip.
         """
         if key in self._loops:
             return self._loops[key]
-        configs = (key,) if isinstance(key, int) else key
-        pattern = None
-        if all(self.predicted(c) < 0 for c in configs):
+        if isinstance(key, int):
+            pattern = self._cycles(key)
+        else:
             allowed = set(range(256))
-            for c in configs:
+            for c in key:
                 row = self._row(c)
                 allowed &= {b for b in range(256) if row[b] == c}
-            if allowed:
-                pattern = re.compile(_byte_class(allowed) + b"+")
+            pattern = re.compile(_byte_class(allowed) + b"+") if allowed else None
         self._loops[key] = pattern
         return pattern
+
+    def stable_pattern(self, config: int) -> re.Pattern[bytes] | None:
+        """Bytes that keep ``config`` and that none of the rules it predicts can start with.
+
+        Over such a run (whitespace before a value, say) the state keeps its shape: ``config``
+        in its group plus the same predictions, made afresh at the run's end.
+        """
+        if config in self._stable:
+            return self._stable[config]
+        row, predicted_row = self._row(config), self._row(self.predicted(config))
+        allowed = {b for b in range(256) if row[b] == config and predicted_row[b] < 0}
+        pattern = re.compile(_byte_class(allowed) + b"+") if allowed else None
+        self._stable[config] = pattern
+        return pattern
+
+    def _cycles(self, config: int) -> re.Pattern[bytes] | None:
+        """Byte paths of at most 4 bytes from ``config`` back to it through inert configs."""
+        single: set[int] = set()
+        paths: list[tuple[tuple[int, int], ...]] = []
+        stack: list[tuple[int, tuple[tuple[int, int], ...]]] = [(config, ())]
+        while stack and len(paths) <= _MAX_CYCLES:
+            current, prefix = stack.pop()
+            for lo, hi, target in _runs(self._row(current), 0, 255):
+                path = (*prefix, (lo, hi))
+                if target == config:
+                    if prefix:
+                        paths.append(path)
+                    else:
+                        single.update(range(lo, hi + 1))
+                elif len(path) < 4 and self.inert[target]:
+                    stack.append((target, path))
+        if len(paths) > _MAX_CYCLES:
+            paths = []
+        branches = [_byte_class(single)] if single else []
+        branches += [b"".join(_byte_class(set(range(lo, hi + 1))) for lo, hi in path)
+                     for path in paths]
+        if not branches:
+            return None
+        return re.compile(b"(?:" + b"|".join(branches) + b")+")
 
     # -- closures of single states -----------------------------------------------------------
     def _closure_of(self, state: int) -> frozenset[int]:

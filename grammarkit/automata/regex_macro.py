@@ -4,9 +4,14 @@ The pattern is parsed by :func:`grammarkit.convert.regex.regex_to_ast` (JavaScri
 xgrammar's regex front-end); then, as xgrammar 0.2.8 does:
 
 * ``flags="i"`` makes ASCII letters match either case (``é`` stays case-sensitive);
-* ``flags="s"`` changes nothing (``.`` already matches newlines); other flags are errors;
+* ``.`` matches any character, newlines included, unless flags are given without ``s``: then it
+  is ``[^\\n]`` (xgrammar rewrites the pattern so); flags other than ``i`` and ``s`` are errors;
 * ``json_string=true`` removes ``"``, ``\\`` and the control characters U+0000..U+001F from
-  every class and literal, so the pattern can sit inside a JSON string unescaped.
+  every class and literal, so the pattern can sit inside a JSON string unescaped;
+* a class range that crosses into the 3-byte (or 4-byte) UTF-8 lengths also accepts the overlong
+  sequences ``E0 80 80``..``E0 9F BF`` (``F0 80 80 80``..``F0 8F BF BF``): xgrammar's regex
+  automata start such a range at the lowest byte sequence of that length. So ``.`` and ``[^a]``
+  accept them while the same classes in EBNF do not (:func:`regex_class_sequences`).
 """
 
 from __future__ import annotations
@@ -39,8 +44,11 @@ def expand_regex(node: ast.RegexMacro) -> ast.Expr:
         raise GrammarError([error(
             "GK112", f"regular-expression flag `{unsupported[0]}` is not supported", node.span,
             "xgrammar accepts only the flags `i` and `s`")])
+    pattern = node.pattern
+    if node.flags and "s" not in node.flags:
+        pattern = _dot_excludes_newline(pattern)
     try:
-        expr = regex_to_ast(node.pattern)
+        expr = regex_to_ast(pattern)
     except GrammarError as exc:
         first = next((d for d in exc.diagnostics if d.is_error), None)
         message = first.message if first is not None else str(exc)
@@ -52,6 +60,43 @@ def expand_regex(node: ast.RegexMacro) -> ast.Expr:
     if node.json_string:
         expr = _map_leaves(expr, _forbid_json_specials)
     return expr
+
+
+_OVERLONG: tuple[tuple[int, int, utf8.ByteSequence], ...] = (
+    (0x7FF, 0x800, ((0xE0, 0xE0), (0x80, 0x9F), (0x80, 0xBF))),
+    (0xFFFF, 0x10000, ((0xF0, 0xF0), (0x80, 0x8F), (0x80, 0xBF), (0x80, 0xBF))),
+)
+
+
+def regex_class_sequences(codepoints: utf8.CodepointRanges) -> list[utf8.ByteSequence]:
+    """The byte sequences a class inside ``Regex(...)`` matches (see the module docstring)."""
+    sequences = utf8.byte_sequences(codepoints)
+    for below, above, overlong in _OVERLONG:
+        if any(lo <= below and hi >= above for lo, hi in codepoints):
+            sequences.append(overlong)
+    return sequences
+
+
+def _dot_excludes_newline(pattern: str) -> str:
+    """``pattern`` with every ``.`` outside a class replaced by ``[^\\n]``."""
+    out = []
+    in_class = False
+    i = 0
+    while i < len(pattern):
+        char = pattern[i]
+        if char == "\\":
+            out.append(pattern[i:i + 2])
+            i += 2
+            continue
+        if char == "[" and not in_class:
+            in_class = True
+        elif char == "]" and in_class:
+            in_class = False
+        elif char == "." and not in_class:
+            char = "[^\\n]"
+        out.append(char)
+        i += 1
+    return "".join(out)
 
 
 def _map_leaves(expr: ast.Expr,

@@ -123,6 +123,10 @@ name ::= [a-z]+
     Case("regex", r"""
 root ::= Regex("[a-c]+(x|y)?\\d{1,2}") "-" Regex("[^q]", flags="i") Regex("a.", json_string=true)
 """, _atoms('abcxy19-qQa."\\\n')),
+    Case("regex_quirks", r"""
+root ::= Regex("a.", flags="i") Regex("[^a]") Regex("[\\u0700-\\u0900]*") Regex(".") "!"
+""", _atoms("aA\nb!é\u0800", b"\xe0\x80\x80", b"\xf0\x80\x80\x80", b"\xe0\x9f\xbf",
+            b"\xc0\x80", b"\xf4\x90\x80\x80")),
     Case("tokens", r"""
 root ::= "a" (Token(1) | "b") | TokenTagDispatch((0, r)) | "c" ExcludeToken(0, 1)*
 r ::= "x"

@@ -21,6 +21,7 @@ from grammarkit.grammar import Grammar
 from grammarkit.strategies import from_grammar
 from tests.automata.grammars import CASES, Case
 from tests.automata.test_recognizer import CONSTRUCTS
+from tests.automata.test_regex_macro import REGEX_CASES
 
 pytestmark = pytest.mark.xgrammar
 
@@ -121,6 +122,16 @@ def test_construct_table_is_xgrammars(name: str, source: str, accepted: list[str
     """The hand-written verdicts of ``test_recognizer`` are xgrammar's."""
     vocabulary = ("x", "y", "z") if "Token" in source else None
     verdict = reference(Case(name, source, (), vocabulary))
+    assert all(verdict(_bytes(s)) for s in accepted)
+    assert not any(verdict(_bytes(s)) for s in rejected)
+
+
+@pytest.mark.parametrize(("body", "accepted", "rejected"), REGEX_CASES,
+                         ids=[c[0] for c in REGEX_CASES])
+def test_regex_table_is_xgrammars(body: str, accepted: list[str | bytes],
+                                  rejected: list[str | bytes]) -> None:
+    """The hand-written verdicts of ``test_regex_macro`` are xgrammar's."""
+    verdict = reference(Case(body, f"root ::= {body}", ()))
     assert all(verdict(_bytes(s)) for s in accepted)
     assert not any(verdict(_bytes(s)) for s in rejected)
 
