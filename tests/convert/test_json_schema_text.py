@@ -24,6 +24,7 @@ from grammarkit.convert.json_schema.automata import (
 )
 from grammarkit.convert.json_schema.formats import STRING_FORMATS
 from grammarkit.convert.json_schema.json_text import spell_ranges
+from grammarkit.convert.json_schema.languages import without_empty
 from grammarkit.convert.json_schema.patterns import pattern_expr
 from grammarkit.convert.regex import regex_to_ast
 
@@ -88,6 +89,14 @@ def test_pattern_length_intersection(pattern: str, low: int, extra: int,
     for text in samples:
         expected = bool(re.search(pattern, text)) and low <= len(text) <= low + extra
         assert dfa.accepts(text) == expected
+
+
+@settings(max_examples=60)
+@given(simple_patterns.map(lambda p: p.replace("+", "*")), st.lists(texts, max_size=10))
+def test_non_empty_part_of_a_pattern(pattern: str, samples: list[str]) -> None:
+    dfa = dfa_from_expr(without_empty(pattern_expr(pattern)))
+    for text in [*samples, ""]:
+        assert dfa.accepts(text) == (bool(re.search(pattern, text)) and text != "")
 
 
 @settings(max_examples=40)

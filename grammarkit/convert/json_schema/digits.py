@@ -81,61 +81,30 @@ def _at_most(head: Pattern, rest: list[int], top: int) -> list[Pattern]:
     return patterns
 
 
-def merge_first_position(patterns: list[Pattern]) -> list[tuple[tuple[tuple[int, int], ...],
-                                                                 Pattern]]:
-    """Group patterns that differ only in their first position: ``(first ranges, rest)``."""
-    groups: dict[Pattern, list[tuple[int, int]]] = {}
-    for pattern in patterns:
-        groups.setdefault(pattern[1:], []).append(pattern[0])
-    return [(tuple(sorted(firsts)), rest) for rest, firsts in groups.items()]
-
-
-def render(
-    pattern: Pattern,
-    digit: Callable[[tuple[tuple[int, int], ...]], ast.Expr],
-    spell: Callable[[int], str | None],
-    free: tuple[int, int],
-    first: tuple[tuple[int, int], ...] | None = None,
-) -> ast.Expr:
-    """One pattern as an expression: exact digits merge into literals, free runs into repeats.
-
-    ``digit`` builds the expression for one position's ranges, ``spell`` the text of one exact
-    digit (``None`` if it has several spellings), ``free`` is the full digit range; ``first``
-    overrides the first position's ranges.
-    """
+def render(pattern: Pattern, digit: Callable[[int, int], ast.Expr], top: int) -> ast.Expr:
+    """One pattern as an expression: exact digits (``0``-``9``) merge into one literal, runs of
+    free positions into a repetition; ``digit(low, high)`` spells any other position."""
     items: list[ast.Expr] = []
     text = ""
     free_run = 0
-    positions: list[tuple[tuple[int, int], ...]] = [(span,) for span in pattern]
-    if first is not None:
-        positions[0] = first
-    for ranges in positions:
-        exact = None
-        if len(ranges) == 1 and ranges[0][0] == ranges[0][1]:
-            exact = spell(ranges[0][0])
-        if ranges == (free,):
-            if text:
-                items.append(ast.Literal(text))
-                text = ""
+    for low, high in pattern:
+        if (low, high) == (0, top):
             free_run += 1
             continue
         if free_run:
-            items.append(_repeat(digit((free,)), free_run))
-            free_run = 0
-        if exact is not None:
-            text += exact
-            continue
-        if text:
-            items.append(ast.Literal(text))
+            items.extend([ast.Literal(text)] if text else [])
+            items.append(_repeat(digit(0, top), free_run))
+            text, free_run = "", 0
+        if low == high <= 9:
+            text += str(low)
+        else:
+            items.extend([ast.Literal(text)] if text else [])
+            items.append(digit(low, high))
             text = ""
-        items.append(digit(ranges))
-    if text:
-        items.append(ast.Literal(text))
+    items.extend([ast.Literal(text)] if text else [])
     if free_run:
-        items.append(_repeat(digit((free,)), free_run))
-    if not items:
-        return ast.Literal("")
-    return items[0] if len(items) == 1 else ast.Sequence(tuple(items))
+        items.append(_repeat(digit(0, top), free_run))
+    return sequence(items)
 
 
 def _repeat(item: ast.Expr, count: int) -> ast.Expr:

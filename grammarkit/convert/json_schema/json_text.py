@@ -29,7 +29,6 @@ from grammarkit.convert.json_schema.digits import (
     range_patterns,
     sequence,
 )
-from grammarkit.convert.json_schema.digits import render as render_pattern
 from grammarkit.ebnf import ast
 
 RAW: Ranges = subtract_ranges(SCALARS, ((0x00, 0x1F), (0x22, 0x22), (0x5C, 0x5C)))
@@ -49,7 +48,6 @@ SHORT_ESCAPES = {
 
 _BMP: Ranges = ((0x0000, 0xD7FF), (0xE000, 0xFFFF))
 _ASTRAL = (0x10000, 0x10FFFF)
-_HEX_DIGITS = "0123456789abcdef"
 
 
 def spell_ranges(ranges: Ranges) -> ast.Expr:
@@ -161,8 +159,8 @@ def _surrogate_pairs(low: int, high: int) -> list[ast.Expr]:
             pieces.append((lead_last, lead_last, 0xDC00, trail_last))
     alternatives = []
     for lead_low, lead_high, trail_low, trail_high in pieces:
-        lead = choice([_hex_range(p) for p in range_patterns(lead_low, lead_high, 4, 16)])
-        trail = choice([_hex_range(p) for p in range_patterns(trail_low, trail_high, 4, 16)])
+        lead = _factored(range_patterns(lead_low, lead_high, 4, 16))
+        trail = _factored(range_patterns(trail_low, trail_high, 4, 16))
         alternatives.append(sequence([ast.Literal("\\u"), lead, ast.Literal("\\u"), trail]))
     return alternatives
 
@@ -170,14 +168,6 @@ def _surrogate_pairs(low: int, high: int) -> list[ast.Expr]:
 def _split(point: int) -> tuple[int, int]:
     offset = point - 0x10000
     return 0xD800 + (offset >> 10), 0xDC00 + (offset & 0x3FF)
-
-
-def _hex_range(pattern: tuple[tuple[int, int], ...]) -> ast.Expr:
-    return render_pattern(pattern, hex_digit_class, _exact_hex, (0, 15))
-
-
-def _exact_hex(value: int) -> str | None:
-    return _HEX_DIGITS[value] if value < 10 else None
 
 
 def hex_digit_class(values: tuple[tuple[int, int], ...]) -> ast.Expr:

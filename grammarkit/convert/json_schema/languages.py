@@ -16,7 +16,7 @@ from grammarkit.convert.json_schema.automata import (
     literals_dfa,
     nfa_from_expr,
 )
-from grammarkit.convert.json_schema.digits import choice
+from grammarkit.convert.json_schema.digits import choice, sequence
 from grammarkit.convert.json_schema.formats import STRING_FORMATS
 from grammarkit.convert.json_schema.model import Format, Language, Literals, Pattern
 from grammarkit.convert.json_schema.patterns import UnsupportedPattern, pattern_expr
@@ -53,7 +53,7 @@ def language_dfa(language: Language) -> DFA:
     try:
         return dfa_from_expr(expr)
     except TooComplex as exc:
-        raise LanguageError(f"{_describe(language)} is too complex to combine exactly with "
+        raise LanguageError(f"{describe(language)} is too complex to combine exactly with "
                             f"other string constraints ({exc})") from None
 
 
@@ -99,7 +99,8 @@ class _Matcher:
         return nfa.accept in current
 
 
-def _describe(language: Language) -> str:
+def describe(language: Language) -> str:
+    """A short human description (``pattern '^a+$'``, ``format 'date'``)."""
     if isinstance(language, Pattern):
         return f"pattern {language.source!r}"
     if isinstance(language, Format):
@@ -107,6 +108,34 @@ def _describe(language: Language) -> str:
     return f"a set of {len(language.values)} strings"
 
 
-def describe(language: Language) -> str:
-    """A short human description (``pattern '^a+$'``, ``format 'date'``)."""
-    return _describe(language)
+def nullable(expr: ast.Expr) -> bool:
+    """Whether ``expr`` matches the empty string."""
+    if isinstance(expr, ast.Literal):
+        return not expr.value
+    if isinstance(expr, ast.Sequence):
+        return all(nullable(item) for item in expr.items)
+    if isinstance(expr, ast.Choice):
+        return any(nullable(alternative) for alternative in expr.alternatives)
+    if isinstance(expr, ast.Repeat):
+        return expr.min == 0 or nullable(expr.item)
+    return False
+
+
+def without_empty(expr: ast.Expr) -> ast.Expr:
+    """An expression for the non-empty strings ``expr`` matches (``minLength: 1`` without
+    building an automaton)."""
+    if not nullable(expr):
+        return expr
+    if isinstance(expr, ast.Literal):
+        return ast.CharClass(())
+    if isinstance(expr, ast.Choice):
+        return choice([without_empty(alternative) for alternative in expr.alternatives])
+    if isinstance(expr, ast.Repeat):
+        if expr.max == 0:
+            return ast.CharClass(())
+        item = without_empty(expr.item)
+        return ast.Repeat(item, 1, expr.max) if expr.max != 1 else item
+    assert isinstance(expr, ast.Sequence)
+    first, rest = expr.items[0], sequence(list(expr.items[1:]))
+    # Either the first item is non-empty, or it is empty and the rest is not.
+    return choice([sequence([without_empty(first), rest]), without_empty(rest)])

@@ -131,13 +131,11 @@ def integer_magnitudes(low: int, high: int | None) -> ast.Expr:
 
 
 def _decimal(pattern: tuple[tuple[int, int], ...]) -> ast.Expr:
-    return render(pattern, _digit_class, str, (0, 9))
+    return render(pattern, _digit_class, 9)
 
 
-def _digit_class(values: tuple[tuple[int, int], ...]) -> ast.Expr:
-    if len(values) == 1 and values[0][0] == values[0][1]:
-        return ast.Literal(str(values[0][0]))
-    return ast.CharClass(tuple((0x30 + low, 0x30 + high) for low, high in values))
+def _digit_class(low: int, high: int) -> ast.Expr:
+    return ast.CharClass(((0x30 + low, 0x30 + high),))
 
 
 # -- fractions ---------------------------------------------------------------------------------

@@ -36,6 +36,7 @@ from grammarkit.convert.json_schema.languages import (
     describe,
     language_dfa,
     language_expr,
+    without_empty,
 )
 from grammarkit.convert.json_schema.model import Language, Literals, StringSet
 from grammarkit.convert.json_schema.reader import string_admits
@@ -57,8 +58,11 @@ def string_expr(s: StringSet, emitter: Emitter, name: str) -> ast.Expr:
     excluded = [lang for lang in s.excluded if _compiles(lang, emitter)]
     if not languages and not excluded:
         return quoted(_repeat(emitter.char(SCALARS), s.min_length, s.max_length))
-    if len(languages) == 1 and not excluded and _lengths_implied(languages[0], s):
-        return quoted(spell_expr(language_expr(languages[0]), emitter.char))
+    if len(languages) == 1 and not excluded:
+        if _lengths_implied(languages[0], s):
+            return quoted(spell_expr(language_expr(languages[0]), emitter.char))
+        if (s.min_length, s.max_length) == (1, None):
+            return quoted(spell_expr(without_empty(language_expr(languages[0])), emitter.char))
     try:
         dfa = _product(languages, excluded, s.min_length, s.max_length)
     except (TooComplex, LanguageError) as exc:
