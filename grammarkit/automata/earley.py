@@ -1,32 +1,35 @@
 """Exact recognition: an Earley parser over the compiled rule automata.
 
 An Earley *item* is ``(state, origin)``: some rule's automaton is in ``state``, having started at
-input position ``origin``. Items are kept grouped by origin, and a group's states form one
-interned *configuration* (a closed ``frozenset`` of states numbered by a small int), so the
-per-byte work is a few table look-ups per group rather than per item:
+input position ``origin``. Items are grouped by origin, and a group's states form one interned
+*configuration* (a ``frozenset`` of states numbered by a small int), so the per-byte work is a
+few table look-ups per group rather than per item:
 
 :class:`Frame`
-    One input position where rules were predicted (a node of a graph-structured stack). Its
-    ``waiting`` table maps each rule to the ``(parent frame, return configuration)`` pairs that
-    continue once that rule, started here, completes. A frame never changes after its position
-    is processed, and unreferenced frames are garbage-collected with the items that used them.
+    An input position where rules were predicted: a node of a graph-structured stack. ``parents``
+    are the groups present there and ``own`` the predicted configuration; from them, ``waiting``
+    lazily memoizes, per rule, where items continue once that rule (started here) completes.
+    Frames never change meaning once built and reference only older frames, so unreferenced
+    ones are freed as soon as no item uses them.
 :class:`ParseState`
-    The set of items after some input: ``groups`` pairs each origin frame with a configuration.
-    It is immutable and hashable-by-identity, so a decoder can keep states to roll back to.
-Configurations
-    Closed under *prediction* (calling a rule adds its start state, under a new frame) and
-    under the nullable-rule shortcut (a call of a rule that derives the empty string may be
-    stepped over at once, as in Aycock & Horspool). Byte steps between configurations
-    (``rows``: 256 entries, ``-1`` for none) are built lazily and memoized per grammar, so
-    recognizing becomes a walk over a lazily built automaton of configurations.
+    The items after some input: ``groups`` pairs each origin frame with a configuration. It is
+    immutable, so a decoder can keep states to roll back to and continue differently.
+Configurations (``_Tables``, shared by every recognizer of one compiled grammar)
+    Closed under the nullable-rule shortcut (a call of a rule that derives the empty string may
+    be stepped over at once, as in Aycock & Horspool); ``predicted(c)`` is the closed
+    configuration of the rules ``c`` calls. Byte steps (``rows[c]``: 256 target configurations,
+    ``-1`` for none) are built on first use, so recognition walks a lazily built automaton of
+    configurations. Whole-input scans keep these tables bounded (see ``Recognizer._scan``).
 
-Runs of bytes that map every group onto itself without predicting anything (string bodies,
-digits, whitespace) are skipped with one compiled regular expression.
+Three shapes skip work: runs of bytes that lead inert configurations (no calls, no completions)
+back to themselves are consumed by one regular expression (string bodies, multi-byte
+characters included); so are runs that keep a calling configuration while killing its
+predictions (whitespace before a value); and a group's completions are memoized on its frame
+(the digits of a number).
 
 Semantics are xgrammar 0.2.8's ``accept_string`` followed by ``is_terminated``: the whole input
 must be derived from the root; ``Token``/``ExcludeToken`` edges match no bytes.
 """
-
 from __future__ import annotations
 
 import itertools
@@ -39,6 +42,12 @@ from dataclasses import dataclass
 from grammarkit.automata import utf8
 from grammarkit.automata.compiled import CompiledGrammar
 from grammarkit.ebnf.escapes import class_char, quote_string
+
+_CHUNK = 1 << 12
+"""Whole inputs are scanned in chunks of this many bytes (then table sizes are checked)."""
+
+_MAX_CONFIGS = 20_000
+"""Above this many interned configurations, whole-input scans switch to fresh private tables."""
 
 _MAX_CYCLES = 64
 """At most this many multi-byte paths are put in one skipping regex."""
@@ -130,7 +139,8 @@ class Recognizer:
 
     def advance(self, state: ParseState, data: bytes) -> ParseState | None:
         """The state after ``data`` follows ``state``, or ``None`` if the grammar rejects it."""
-        position, groups, failed = self._run(data, state.position, dict(state.groups), None)
+        position, groups, failed = self._run(self._tables, data, state.position,
+                                             dict(state.groups), None)
         if failed:
             return None
         return ParseState(position, tuple(groups.items()))
@@ -143,17 +153,13 @@ class Recognizer:
     # -- whole inputs ----------------------------------------------------------------------------
     def matches(self, data: bytes) -> bool:
         """Whether the whole of ``data`` is in the language."""
-        start = self.initial()
-        _, groups, failed = self._run(data, 0, dict(start.groups), None)
-        accepting = self._tables.accepting
-        return not failed and any(accepting[config] for config in groups.values())
+        tables, _, groups, failed = self._scan(data, None)
+        return not failed and any(tables.accepting[config] for config in groups.values())
 
     def explain(self, data: bytes) -> Explanation | None:
         """``None`` if ``data`` matches; otherwise where and why matching fails."""
-        start = self.initial()
         history: deque[tuple[int, dict[Frame, int]]] = deque(maxlen=8)
-        position, groups, failed = self._run(data, 0, dict(start.groups), history)
-        tables = self._tables
+        tables, position, groups, failed = self._scan(data, history)
         if not failed and any(tables.accepting[config] for config in groups.values()):
             return None
         offset = utf8.char_start(data, position)
@@ -161,20 +167,46 @@ class Recognizer:
             if recorded <= offset:
                 groups = recorded_groups
                 break
-        merged = tables.merged(groups.values())
-        expected = tables.describe_expected(merged)
+        expected = tables.describe_expected(tables.merged(groups.values()))
         return _explanation(data, offset, expected)
 
+    def _scan(self, data: bytes, history: deque[tuple[int, dict[Frame, int]]] | None
+              ) -> tuple[_Tables, int, dict[Frame, int], bool]:
+        """Run over all of ``data`` in chunks, keeping the memo tables bounded.
+
+        When the shared tables hold more than :data:`_MAX_CONFIGS` configurations (inputs that
+        drive a nondeterministic rule through ever new state sets), the rest of the input runs
+        on private tables, rebuilt from the live state whenever they grow as large. Chunks end on
+        character boundaries, so explanations never need a state from before a rebuild.
+        """
+        tables = self._tables
+        groups = dict(self.initial().groups)
+        if len(tables.configs) > _MAX_CONFIGS:
+            tables, groups = _rebuilt(tables, groups)
+        view = memoryview(data)
+        position = 0
+        while True:
+            stop = _chunk_end(data, position + _CHUNK)
+            position, groups, failed = self._run(tables, view[position:stop], position, groups,
+                                                 history)
+            if failed or position >= len(data):
+                return tables, position, groups, failed
+            if len(tables.configs) > _MAX_CONFIGS:
+                tables, groups = _rebuilt(tables, groups)
+                if history is not None:
+                    history.clear()
+                    history.append((position, groups))
+
     # -- the engine ------------------------------------------------------------------------------
-    def _run(self, data: bytes, position: int, groups: dict[Frame, int],
+    @staticmethod
+    def _run(tables: _Tables, data: bytes | memoryview, position: int, groups: dict[Frame, int],
              history: deque[tuple[int, dict[Frame, int]]] | None
              ) -> tuple[int, dict[Frame, int], bool]:
-        """Scan ``data`` from ``groups`` at ``position``.
+        """Scan ``data``, which starts at ``position``, from ``groups``.
 
         Returns ``(position, groups, failed)``: on failure, the position of the byte that could
         not be scanned and the groups before it.
         """
-        tables = self._tables
         rows = tables.rows
         inert = tables.inert
         completes = tables.completes
@@ -567,6 +599,46 @@ def _tables_for(compiled: CompiledGrammar) -> _Tables:
     if tables is None:
         tables = _TABLES[compiled] = _Tables(compiled)
     return tables
+
+
+def _chunk_end(data: bytes, end: int) -> int:
+    """``end``, moved forward to a character boundary (at most 3 bytes), within ``data``."""
+    end = min(end, len(data))
+    for _ in range(3):
+        if end < len(data) and 0x80 <= data[end] <= 0xBF:
+            end += 1
+    return end
+
+
+def _rebuilt(old: _Tables, groups: dict[Frame, int]) -> tuple[_Tables, dict[Frame, int]]:
+    """Fresh tables, and ``groups`` with every live frame translated into them.
+
+    Frames' memoized ``waiting`` and ``completed`` entries are dropped (they refill lazily).
+    """
+    new = _Tables(old.g)
+    numbers: dict[int, int] = {}
+
+    def config(c: int) -> int:
+        found = numbers.get(c)
+        if found is None:
+            found = numbers[c] = new.closed_config(old.configs[c])
+        return found
+
+    frames: dict[Frame, Frame] = {}
+    pending = list(groups)
+    while pending:
+        frame = pending[-1]
+        if frame in frames:
+            pending.pop()
+            continue
+        missing = [parent for parent, _ in frame.parents if parent not in frames]
+        if missing:
+            pending.extend(missing)
+            continue
+        parents = tuple((frames[parent], config(c)) for parent, c in frame.parents)
+        frames[frame] = Frame(frame.position, parents, config(frame.own))
+        pending.pop()
+    return new, {frames[frame]: config(c) for frame, c in groups.items()}
 
 
 def _runs(row: list[int], lo: int, hi: int) -> list[tuple[int, int, int]]:

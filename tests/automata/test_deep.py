@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import time
+from typing import Any
 
 import pytest
 
@@ -117,3 +118,36 @@ def test_megabyte_of_json_in_seconds(json_grammar: Grammar) -> None:
     assert json_grammar.matches(document)
     assert time.perf_counter() - started < 10
     assert not json_grammar.matches(document[:-1])
+
+
+def test_memo_tables_stay_bounded(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A nondeterministic rule meets ever new state sets; whole-input scans rebuild their
+    tables instead of growing without bound, and still answer exactly."""
+    from grammarkit.automata import earley
+
+    rebuild = earley._rebuilt
+    monkeypatch.setattr(earley, "_MAX_CONFIGS", 300)
+    monkeypatch.setattr(earley, "_CHUNK", 64)
+    rebuilds: list[int] = []
+
+    def counted(*args: Any) -> Any:
+        rebuilds.append(1)
+        return rebuild(*args)
+
+    monkeypatch.setattr(earley, "_rebuilt", counted)
+    grammar = Grammar.from_ebnf('root ::= [ab]* "a" [ab]{12}')
+    seed, letters = 1, []
+    for _ in range(3000):  # a pseudo-random string: ever new sets of NFA states
+        seed = (seed * 1103515245 + 12345) % 2**31
+        letters.append("ab"[(seed >> 16) & 1])
+    text = "".join(letters)
+    assert grammar.matches(text + "a" + "b" * 12)
+    assert not grammar.matches(text + "b" * 13)
+    prefix = text + "a" + "b" * 11
+    explanation = grammar.explain(prefix + "c")
+    assert explanation is not None
+    could_end = ("end of input",) if prefix[-13] == "a" else ()
+    assert (explanation.offset, explanation.expected) == (3012, ('"a"', '"b"', *could_end))
+    tables = earley.Recognizer(grammar.compiled)._tables
+    assert len(tables.configs) <= 300 + 4 * 64
+    assert len(rebuilds) > 10
