@@ -43,9 +43,17 @@ def bools_from_words(words: Words, vocab_size: int) -> npt.NDArray[np.bool_]:
     return bits[:vocab_size].astype(np.bool_)
 
 
+DENSE_IDS = 2048
+"""From this many ids on, :func:`set_bits` packs a boolean array instead of scattering bits."""
+
+
 def set_bits(words: Words, ids: npt.NDArray[np.int64]) -> None:
     """Set the bits of token ``ids`` in ``words`` (in place)."""
-    if len(ids):
+    if len(ids) >= DENSE_IDS:
+        allowed = np.zeros(len(words) * 32, dtype=np.bool_)
+        allowed[ids] = True
+        np.bitwise_or(words, np.packbits(allowed, bitorder="little").view(np.int32), out=words)
+    elif len(ids):
         flat = words.view(np.uint32)
         np.bitwise_or.at(flat, ids >> 5, np.left_shift(np.uint32(1), (ids & 31).astype(np.uint32)))
 

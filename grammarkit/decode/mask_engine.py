@@ -7,6 +7,8 @@ and vocabulary. A mask is computed in three layers:
    seen before costs one dict look-up.
 2. **Token classes.** Each group's configuration classifies every token once
    (:mod:`grammarkit.decode.token_classes`); the union of the accepted sets is allowed outright.
+   The configurations reachable from the start are classified when the engine is built, within
+   :data:`PRECOMPUTE_SECONDS`.
 3. **Exact walk.** The remaining uncertain tokens run through the full parse state
    (:class:`~grammarkit.decode.state_automaton.StateAutomaton`), sharing parser steps between
    tokens with a common prefix and between masks.
@@ -16,6 +18,7 @@ and vocabulary. A mask is computed in three layers:
 
 from __future__ import annotations
 
+import time
 import weakref
 from collections import OrderedDict
 
@@ -23,9 +26,8 @@ import numpy as np
 import numpy.typing as npt
 
 from grammarkit.automata.compiled import CompiledGrammar
-from grammarkit.automata.earley import Frame, ParseState, Recognizer
-from grammarkit.automata.nfa import TokenEdge
 from grammarkit.decode.bitmask import Words, clear_bits, set_bits
+from grammarkit.decode.earley_core import EarleyCore, Frame, ParseState
 from grammarkit.decode.state_automaton import StateAutomaton, StateKey
 from grammarkit.decode.token_classes import TokenClassifier, union_of
 from grammarkit.decode.token_index import TokenIndex, token_index
@@ -34,24 +36,34 @@ from grammarkit.vocab import Vocabulary
 MASK_CACHE_SIZE = 4096
 """Masks kept per engine (each ``vocab_size / 8`` bytes: 124 MB for 248k tokens at most)."""
 
+PRECOMPUTE_SECONDS = 0.5
+"""Time an engine spends classifying reachable configurations when it is built."""
+
+
 class MaskEngine:
     """Computes next-token masks (without stop tokens) for states of one grammar."""
 
     def __init__(self, compiled: CompiledGrammar, vocab: Vocabulary):
-        self.compiled = compiled
+        self.core = EarleyCore(compiled)
         self.index: TokenIndex = token_index(vocab)
-        self.recognizer = Recognizer(compiled)
-        self._tables = self.recognizer._tables  # shared configuration tables (steps, closure)
-        self.automaton = StateAutomaton(self.recognizer, self.index)
+        self.automaton = StateAutomaton(self.core, self.index)
         self._classifier = TokenClassifier(self.automaton, self.index)
         self._masks: OrderedDict[StateKey, Words] = OrderedDict()
-        self._token_edges: dict[int, tuple[tuple[TokenEdge, int], ...]] = {}
+        start = self.core.initial()
+        self.precomputed = self._classifier.precompute(
+            start, time.perf_counter() + PRECOMPUTE_SECONDS)
+        self.mask(start, self.state_key(start, {}))
 
     @property
     def nbytes(self) -> int:
         """Memory held by cached classes and masks (the shared token index not included)."""
         masks = sum(m.nbytes for m in self._masks.values())
         return self._classifier.nbytes + self.automaton.nbytes + masks
+
+    @property
+    def num_classified(self) -> int:
+        """Configurations classified so far."""
+        return self._classifier.num_classified
 
     # -- masks -----------------------------------------------------------------------------------
     def mask(self, state: ParseState, key: StateKey) -> Words:
@@ -72,10 +84,10 @@ class MaskEngine:
                            self.index)
         words = classes.accepted.copy()
         if len(classes.uncertain):
-            ranks = classes.uncertain
-            set_bits(words, self.index.ids[ranks[self._exact(state, ranks)]])
+            walk = self.automaton.walk(self.automaton.number(state), classes.uncertain)
+            set_bits(words, self.index.ids[walk.accepted])
         for _, config in state.groups:
-            for edge, _ in self.token_edges(config):
+            for edge, _ in self.core.token_edges(config):
                 if edge.exclude:
                     others = self.index.ordinary_words.copy()
                     clear_bits(others, self._in_range(edge.ids))
@@ -84,49 +96,35 @@ class MaskEngine:
                     set_bits(words, self._in_range(edge.ids))
         return words
 
-    def _exact(self, state: ParseState, ranks: npt.NDArray[np.int64]) -> npt.NDArray[np.bool_]:
-        """Which tokens of ``ranks`` (ascending) the recognizer accepts after ``state``."""
-        accepted = self.automaton.walk(self.automaton.number(state), ranks).accepted
-        return np.isin(ranks, accepted, assume_unique=True)
-
     def _in_range(self, ids: tuple[int, ...]) -> npt.NDArray[np.int64]:
         array = np.array(ids, dtype=np.int64)
         return array[(array >= 0) & (array < self.index.vocab_size)]
 
-    # -- token edges -----------------------------------------------------------------------------
-    def token_edges(self, config: int) -> tuple[tuple[TokenEdge, int], ...]:
-        """The ``Token``/``ExcludeToken`` edges leaving the states of ``config``."""
-        found = self._token_edges.get(config)
-        if found is None:
-            edges = self.compiled.token_edges
-            found = tuple(e for s in sorted(self._tables.configs[config]) for e in edges[s])
-            self._token_edges[config] = found
-        return found
-
+    # -- steps -----------------------------------------------------------------------------------
     def token_step(self, state: ParseState, token_id: int, ordinary: bool,
                    width: int) -> ParseState | None:
         """The state after token ``token_id`` taken through token edges, or ``None``."""
-        tables = self._tables
+        core = self.core
         kernel: dict[Frame, int] = {}
         for frame, config in state.groups:
-            targets = [target for edge, target in self.token_edges(config)
+            targets = [target for edge, target in core.token_edges(config)
                        if (token_id not in edge.ids if edge.exclude and ordinary
                            else not edge.exclude and token_id in edge.ids)]
             if targets:
-                kernel[frame] = tables.closed_config(targets)
+                kernel[frame] = core.config(targets)
         if not kernel:
             return None
-        position = state.position + width
-        return ParseState(position, tuple(tables.close(kernel, position).items()))
+        return core.close(kernel, state.position + width)
+
+    def has_token_edges(self, state: ParseState) -> bool:
+        """Whether some group of ``state`` can take a ``Token``/``ExcludeToken`` edge."""
+        return any(self.core.token_edges(config) for _, config in state.groups)
 
     def next_bytes(self, state: ParseState) -> bytes:
         """The bytes that can follow ``state``, ascending."""
-        tables = self._tables
         possible: set[int] = set()
         for _, config in state.groups:
-            row = tables.rows[config]
-            if row is None:
-                row = tables.build_row(config)
+            row = self.core.byte_row(config)
             possible.update(b for b in range(256) if row[b] >= 0)
         return bytes(sorted(possible))
 
@@ -135,7 +133,7 @@ class MaskEngine:
         groups = dict(a.groups)
         for frame, config in b.groups:
             old = groups.get(frame)
-            groups[frame] = config if old is None else self._tables.union(old, config)
+            groups[frame] = config if old is None else self.core.union(old, config)
         return ParseState(max(a.position, b.position), tuple(groups.items()))
 
     def state_key(self, state: ParseState, frame_keys: dict[Frame, int]) -> StateKey:

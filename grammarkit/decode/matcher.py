@@ -8,8 +8,8 @@ from dataclasses import dataclass
 import numpy as np
 import numpy.typing as npt
 
-from grammarkit.automata.earley import Frame, ParseState
 from grammarkit.decode.bitmask import bitmask_width, set_bits
+from grammarkit.decode.earley_core import Frame, ParseState
 from grammarkit.decode.mask_engine import mask_engine
 from grammarkit.grammar import Grammar
 from grammarkit.vocab import Vocabulary
@@ -76,7 +76,7 @@ class TokenMatcher:
     # -- state ---------------------------------------------------------------------------------
     def reset(self) -> None:
         """Back to the start of the grammar, forgetting the history."""
-        self._history = [_Step(self._engine.recognizer.initial())]
+        self._history = [_Step(self._engine.core.initial())]
         self._frame_keys = {}
 
     def is_terminated(self) -> bool:
@@ -86,7 +86,7 @@ class TokenMatcher:
     def is_completed(self) -> bool:
         """Whether the input so far is a complete sentence (a stop token would be accepted)."""
         step = self._history[-1]
-        return step.terminated or self._engine.recognizer.is_accepting(step.state)
+        return step.terminated or self._engine.core.is_accepting(step.state)
 
     def rollback(self, num_tokens: int = 1) -> None:
         """Undo the last ``num_tokens`` accepted tokens (or strings).
@@ -115,13 +115,13 @@ class TokenMatcher:
             return False
         engine = self._engine
         if token_id in self._stop_ids:
-            if not engine.recognizer.is_accepting(step.state):
+            if not engine.core.is_accepting(step.state):
                 return False
             self._push(_Step(step.state, terminated=True))
             return True
         data = self._vocab.tokens[token_id]
         ordinary = engine.index.rank_of[token_id] >= 0
-        by_bytes = engine.recognizer.advance(step.state, data) if ordinary else None
+        by_bytes = engine.core.advance(step.state, data) if ordinary else None
         by_edge = engine.token_step(step.state, token_id, ordinary, len(data))
         if by_bytes is None and by_edge is None:
             return False
@@ -138,7 +138,7 @@ class TokenMatcher:
         if step.terminated:
             return False
         data = text.encode("utf-8", "surrogatepass") if isinstance(text, str) else bytes(text)
-        state = self._engine.recognizer.advance(step.state, data)
+        state = self._engine.core.advance(step.state, data)
         if state is None:
             return False
         self._push(_Step(state))
@@ -182,7 +182,7 @@ class TokenMatcher:
         engine = self._engine
         key = engine.state_key(step.state, self._frame_keys)
         row[:width] = engine.mask(step.state, key)
-        if len(self._stop_array) and engine.recognizer.is_accepting(step.state):
+        if len(self._stop_array) and engine.core.is_accepting(step.state):
             set_bits(row, self._stop_array)
         return True
 
@@ -200,18 +200,17 @@ class TokenMatcher:
         if step.terminated:
             return b""
         engine = self._engine
-        recognizer = engine.recognizer
+        core = engine.core
         state: ParseState | None = step.state
         forced = bytearray()
         while state is not None and len(forced) < MAX_JUMP_FORWARD:
-            if recognizer.is_accepting(state) or any(
-                    engine.token_edges(config) for _, config in state.groups):
+            if core.is_accepting(state) or engine.has_token_edges(state):
                 break
             nxt = engine.next_bytes(state)
             if len(nxt) != 1:
                 break
             forced.append(nxt[0])
-            state = recognizer.advance(state, bytes(nxt))
+            state = core.advance(state, bytes(nxt))
         return bytes(forced)
 
     def find_jump_forward_string(self) -> str:

@@ -1,17 +1,26 @@
 """`StateAutomaton`: Earley states as a lazily built DFA, and token walks over it in numpy.
 
-Every Earley state the decoder meets is numbered by its canonical key (the groups'
-configurations and, recursively, those of the frames they return to; positions and object
-identities dropped), so states that allow the same continuations share one number. Byte steps
-between numbers are computed with the recognizer the first time they are needed and kept in a
-dense ``[states, 256]`` table; a token walk then runs every candidate token through the table
-column by column, like a byte DFA, and only unseen ``(state, byte)`` pairs cost a parser step.
-Because the table is shared by all masks of a grammar, tokens sharing a prefix share its
-steps within one mask (a token-trie walk) and across masks.
+Every Earley state the decoder meets is numbered by its canonical key, so states that allow the
+same continuations share one number. The key keeps only what a future byte or token can reach:
+
+- groups that can do nothing more (no edges left, not accepting: their completions are done)
+  are dropped;
+- a frame is described by its own configuration and those parent entries whose configuration
+  calls a rule that can still complete at the frame, recursively; positions and object
+  identities are dropped.
+
+So a free string, which leaves one finished character frame behind per character, keeps one key.
+
+Byte steps between numbers are computed with the recognizer the first time they are needed and
+kept in a dense ``[states, 256]`` table; a token walk then runs every candidate token through
+the table column by column, like a byte DFA, and only unseen ``(state, byte)`` pairs cost a
+parser step. Because the table is shared by all masks of a grammar, tokens sharing a prefix
+share its steps within one mask (a token-trie walk) and across masks.
 
 *Local* states support :mod:`grammarkit.decode.token_classes`: one configuration parsed on its
-own (with the rules it calls), over a bottom frame that returns nowhere. Such a state is *open* when a rule started at the
-bottom completes, i.e. when the real parse stack below could take over.
+own (with the rules it calls), over a bottom frame that returns nowhere. Such a state is *open*
+when a rule started at the bottom completes, i.e. when the real parse stack below could take
+over.
 """
 
 from __future__ import annotations
@@ -21,7 +30,7 @@ from dataclasses import dataclass
 import numpy as np
 import numpy.typing as npt
 
-from grammarkit.automata.earley import Frame, ParseState, Recognizer
+from grammarkit.decode.earley_core import EarleyCore, Frame, ParseState
 from grammarkit.decode.token_index import TokenIndex
 
 UNKNOWN = -2
@@ -29,6 +38,9 @@ UNKNOWN = -2
 
 MAX_STATES = 100_000
 """States kept before the automaton starts afresh (bounds the table to about 100 MB)."""
+
+DENSE_PAIRS = 1 << 22
+"""Unknown ``(state, byte)`` pairs are deduplicated in a dense scratch array up to this size."""
 
 StateKey = tuple[tuple[int, int], ...]
 
@@ -40,7 +52,7 @@ class Walk:
     Attributes
     ----------
     accepted : ndarray of int64
-        Ranks whose every byte was accepted.
+        Ranks whose every byte was accepted (in no particular order).
     open_failed : ndarray of int64
         Ranks rejected after passing an open state (always empty for real states).
     """
@@ -52,11 +64,9 @@ class Walk:
 class StateAutomaton:
     """Numbers Earley states canonically and steps them by bytes, memoized."""
 
-    def __init__(self, recognizer: Recognizer, index: TokenIndex):
-        self.recognizer = recognizer
-        self._tables = recognizer._tables  # shared configuration tables (closure, unions)
+    def __init__(self, core: EarleyCore, index: TokenIndex):
+        self.core = core
         self._index = index
-        self._empty = self._tables.closed_config(())
         self._signatures: dict[tuple[int, tuple[tuple[int, int], ...]], int] = {}
         self._reset()
 
@@ -72,6 +82,14 @@ class StateAutomaton:
     def nbytes(self) -> int:
         return int(self._table.nbytes)
 
+    @property
+    def num_states(self) -> int:
+        return len(self._states)
+
+    def state(self, number: int) -> ParseState:
+        """The (first) state numbered ``number``."""
+        return self._states[number]
+
     # -- numbering -------------------------------------------------------------------------------
     def number(self, state: ParseState) -> int:
         """The number of ``state`` (its canonical key's)."""
@@ -80,9 +98,9 @@ class StateAutomaton:
         if found is None:
             found = self._numbers[key] = len(self._states)
             self._states.append(state)
-            completes = self._tables.completes
-            self._open.append(any(not frame.parents and frame.own == self._empty
-                                  and completes[config] for frame, config in state.groups))
+            core, empty = self.core, self.core.empty_config
+            self._open.append(any(not frame.parents and frame.own == empty
+                                  and core.completes(config) for frame, config in state.groups))
             if found >= len(self._table):
                 grown = np.full((2 * len(self._table), 256), UNKNOWN, dtype=np.int32)
                 grown[: len(self._table)] = self._table
@@ -91,39 +109,42 @@ class StateAutomaton:
 
     def local(self, config: int) -> int:
         """The number of ``config`` parsed on its own over a bottom frame."""
-        bottom = Frame(0, (), self._empty)
-        groups = self._tables.close({bottom: config}, 0)
-        return self.number(ParseState(0, tuple(groups.items())))
+        bottom = Frame(0, (), self.core.empty_config)
+        return self.number(self.core.close({bottom: config}, 0))
 
     def state_key(self, state: ParseState, frame_keys: dict[Frame, int]) -> StateKey:
-        """A key equal for states that allow the same continuations.
+        """A key equal for states that allow the same continuations (see the module docstring).
 
         ``frame_keys`` memoizes frame numbers (frames never change once built).
         """
+        inactive = self.core.is_inactive
         return tuple(sorted((self._frame_key(frame, frame_keys), config)
-                            for frame, config in state.groups))
+                            for frame, config in state.groups if not inactive(config)))
 
     def _frame_key(self, frame: Frame, memo: dict[Frame, int]) -> int:
         found = memo.get(frame)
         if found is not None:
             return found
+        core = self.core
         pending = [frame]
         while pending:
             top = pending[-1]
             if top in memo:
                 pending.pop()
                 continue
-            missing = [parent for parent, _ in top.parents if parent not in memo]
+            completable = core.rules(top.own)
+            parents = [(p, c) for p, c in top.parents if not completable.isdisjoint(core.calls(c))]
+            missing = [p for p, _ in parents if p not in memo]
             if missing:
                 pending.extend(missing)
                 continue
-            signature = (top.own, tuple(sorted((memo[p], c) for p, c in top.parents)))
+            signature = (top.own, tuple(sorted((memo[p], c) for p, c in parents)))
             memo[top] = self._signatures.setdefault(signature, len(self._signatures))
             pending.pop()
         return memo[frame]
 
     def _step(self, number: int, byte: int) -> None:
-        after = self.recognizer.advance(self._states[number], bytes((byte,)))
+        after = self.core.advance(self._states[number], bytes((byte,)))
         self._table[number, byte] = -1 if after is None else self.number(after)
 
     # -- walks -----------------------------------------------------------------------------------
@@ -133,39 +154,51 @@ class StateAutomaton:
             state = self._states[start]
             self._reset()
             start = self.number(state)
-        index = self._index
-        columns, lengths = index.columns, index.lengths
+        columns = self._index.columns
+        lengths = self._index.lengths[ranks]
         current = np.full(len(ranks), start, dtype=np.int64)
         passed = np.zeros(len(ranks), dtype=np.bool_)
         accepted: list[npt.NDArray[np.int64]] = []
         failed: list[npt.NDArray[np.int64]] = []
         for k in range(columns.shape[0] + 1):
-            ends = lengths[ranks] == k
+            ends = lengths == k
             if ends.any():
                 accepted.append(ranks[ends])
                 keep = ~ends
-                ranks, current, passed = ranks[keep], current[keep], passed[keep]
+                ranks, current, passed, lengths = ranks[keep], current[keep], passed[keep], \
+                    lengths[keep]
             if not len(ranks):
                 break
-            column = columns[k, ranks]
-            following = self._table[current, column]
+            pairs = current * 256 + columns[k, ranks]
+            following = self._table.reshape(-1)[pairs]
             unknown = following == UNKNOWN
             if unknown.any():
-                pairs = np.unique(current[unknown] * 256 + column[unknown])
-                for pair in pairs.tolist():
-                    self._step(pair >> 8, pair & 255)
-                following = self._table[current, column]
+                self._fill(pairs[unknown])
+                following = self._table.reshape(-1)[pairs]
             dead = following < 0
             if dead.any():
                 failed.append(ranks[dead & passed])
                 live = ~dead
-                ranks, following, passed = ranks[live], following[live], passed[live]
+                ranks, following, passed, lengths = ranks[live], following[live], passed[live], \
+                    lengths[live]
             current = following.astype(np.int64)
             if len(self._open_array) != len(self._open):
                 self._open_array = np.array(self._open, dtype=np.bool_)
             passed |= self._open_array[current]
         return Walk(_joined(accepted), _joined(failed))
 
+    def _fill(self, pairs: npt.NDArray[np.int64]) -> None:
+        """Compute the table entries of ``pairs`` (``state * 256 + byte``, with repeats)."""
+        size = len(self._states) * 256
+        if size <= DENSE_PAIRS:
+            seen = np.zeros(size, dtype=np.bool_)
+            seen[pairs] = True
+            distinct = np.flatnonzero(seen)
+        else:
+            distinct = np.unique(pairs)
+        for pair in distinct.tolist():
+            self._step(pair >> 8, pair & 255)
+
 
 def _joined(parts: list[npt.NDArray[np.int64]]) -> npt.NDArray[np.int64]:
-    return np.sort(np.concatenate(parts)) if parts else np.zeros(0, dtype=np.int64)
+    return np.concatenate(parts) if parts else np.zeros(0, dtype=np.int64)

@@ -16,17 +16,22 @@ rejected
     Everything else: this group cannot continue the token at all.
 
 The decoder allows the union of the accepted sets of a state's groups and runs the full parser
-only on the union of their uncertain sets.
+only on the union of their uncertain sets. :meth:`TokenClassifier.precompute` classifies the
+configurations reachable from a state ahead of time (at compile time, within a budget), so
+decoding rarely pays for a first classification.
 """
 
 from __future__ import annotations
 
+import time
+from collections import deque
 from dataclasses import dataclass
 
 import numpy as np
 import numpy.typing as npt
 
 from grammarkit.decode.bitmask import Words, set_bits
+from grammarkit.decode.earley_core import ParseState
 from grammarkit.decode.state_automaton import StateAutomaton
 from grammarkit.decode.token_index import TokenIndex
 
@@ -64,6 +69,10 @@ class TokenClassifier:
     def nbytes(self) -> int:
         return sum(c.nbytes for c in self._cache.values())
 
+    @property
+    def num_classified(self) -> int:
+        return len(self._cache)
+
     def classes(self, config: int) -> TokenClasses:
         """The classification of every ordinary token from ``config``."""
         found = self._cache.get(config)
@@ -72,9 +81,38 @@ class TokenClassifier:
             words = np.zeros_like(self._index.ordinary_words)
             set_bits(words, self._index.ids[walk.accepted])
             words.setflags(write=False)
-            walk.open_failed.setflags(write=False)
-            found = self._cache[config] = TokenClasses(words, walk.open_failed)
+            uncertain = np.sort(walk.open_failed)
+            uncertain.setflags(write=False)
+            found = self._cache[config] = TokenClasses(words, uncertain)
         return found
+
+    def precompute(self, start: ParseState, deadline: float) -> bool:
+        """Classify the configurations reachable from ``start``, breadth first.
+
+        A configuration is reachable when it is a group of some state met by a walk so far
+        (classification walks meet the states any token can lead to). Stops at
+        ``deadline`` (a ``time.perf_counter()`` value).
+
+        Returns
+        -------
+        bool
+            Whether every reachable configuration was classified before the deadline.
+        """
+        automaton = self._automaton
+        queue = deque(config for _, config in start.groups)
+        seen = set(queue)
+        scanned = 0
+        while queue:
+            if time.perf_counter() >= deadline:
+                return False
+            self.classes(queue.popleft())
+            for number in range(scanned, automaton.num_states):
+                for _, config in automaton.state(number).groups:
+                    if config not in seen:
+                        seen.add(config)
+                        queue.append(config)
+            scanned = automaton.num_states
+        return True
 
 
 def union_of(classes: list[TokenClasses], index: TokenIndex) -> TokenClasses:
@@ -84,9 +122,16 @@ def union_of(classes: list[TokenClasses], index: TokenIndex) -> TokenClasses:
     words = classes[0].accepted.copy()
     for c in classes[1:]:
         np.bitwise_or(words, c.accepted, out=words)
-    unsure = np.unique(np.concatenate([c.uncertain for c in classes]))
-    if len(unsure):
-        ids = index.ids[unsure]
-        settled = (words.view(np.uint32)[ids >> 5] >> (ids & 31).astype(np.uint32)) & 1
-        unsure = unsure[settled == 0]
-    return TokenClasses(words, unsure)
+    parts = [c.uncertain for c in classes if len(c.uncertain)]
+    if not parts:
+        return TokenClasses(words, np.zeros(0, dtype=np.int64))
+    if len(parts) == 1:
+        unsure = parts[0]
+    else:
+        marked = np.zeros(index.num_tokens, dtype=np.bool_)
+        for part in parts:
+            marked[part] = True
+        unsure = np.flatnonzero(marked)
+    ids = index.ids[unsure]
+    settled = (words.view(np.uint32)[ids >> 5] >> (ids & 31).astype(np.uint32)) & 1
+    return TokenClasses(words, unsure[settled == 0])

@@ -1,0 +1,112 @@
+"""`EarleyCore`: the one place the decoder touches the Earley recognizer's internals.
+
+The decoder needs more than :class:`~grammarkit.automata.earley.Recognizer`'s public
+``initial``/``advance``/``is_accepting``: it steps single configurations (interned sets of
+rule-automaton states), closes kernels, reads byte rows, and decides which groups and parent
+entries of a parse state can still act. Those live in the recognizer's private per-grammar
+tables; this adapter wraps them behind a small public API so the rest of ``grammarkit.decode``
+depends on nothing private.
+"""
+
+from __future__ import annotations
+
+from grammarkit.automata.compiled import CompiledGrammar
+from grammarkit.automata.earley import Frame, ParseState, Recognizer
+from grammarkit.automata.nfa import TokenEdge
+
+__all__ = ["EarleyCore", "Frame", "ParseState"]
+
+
+class EarleyCore:
+    """Earley steps and configuration properties of one compiled grammar."""
+
+    def __init__(self, compiled: CompiledGrammar):
+        self.compiled = compiled
+        self.recognizer = Recognizer(compiled)
+        self._tables = self.recognizer._tables  # the recognizer's shared memo tables
+        self.empty_config = self._tables.closed_config(())
+        self._calls: dict[int, frozenset[int]] = {}
+        self._rules: dict[int, frozenset[int]] = {}
+        self._inactive: dict[int, bool] = {}
+        self._token_edges: dict[int, tuple[tuple[TokenEdge, int], ...]] = {}
+
+    # -- whole states ----------------------------------------------------------------------------
+    def initial(self) -> ParseState:
+        """The state before any input."""
+        return self.recognizer.initial()
+
+    def advance(self, state: ParseState, data: bytes) -> ParseState | None:
+        """The state after ``data``, or ``None`` if the grammar rejects it."""
+        return self.recognizer.advance(state, data)
+
+    def is_accepting(self, state: ParseState) -> bool:
+        """Whether the input so far is a complete sentence."""
+        return self.recognizer.is_accepting(state)
+
+    def close(self, kernel: dict[Frame, int], position: int) -> ParseState:
+        """The state of ``kernel`` (groups just stepped) after completion and prediction."""
+        return ParseState(position, tuple(self._tables.close(kernel, position).items()))
+
+    # -- configurations --------------------------------------------------------------------------
+    def config(self, states: frozenset[int] | list[int]) -> int:
+        """The configuration of ``states``, closed under nullable calls."""
+        return self._tables.closed_config(states)
+
+    def union(self, a: int, b: int) -> int:
+        """The configuration holding the states of both."""
+        return self._tables.union(a, b)
+
+    def byte_row(self, config: int) -> list[int]:
+        """The configuration each byte leads ``config`` to (``-1``: rejected)."""
+        row = self._tables.rows[config]
+        return row if row is not None else self._tables.build_row(config)
+
+    def completes(self, config: int) -> tuple[int, ...]:
+        """The rules ``config`` completes."""
+        return self._tables.completes[config]
+
+    def num_configs(self) -> int:
+        """Configurations interned so far (they are numbered ``0..n-1``)."""
+        return len(self._tables.configs)
+
+    def token_edges(self, config: int) -> tuple[tuple[TokenEdge, int], ...]:
+        """The ``Token``/``ExcludeToken`` edges leaving the states of ``config``."""
+        found = self._token_edges.get(config)
+        if found is None:
+            edges = self.compiled.token_edges
+            found = tuple(e for s in sorted(self._tables.configs[config]) for e in edges[s])
+            self._token_edges[config] = found
+        return found
+
+    def calls(self, config: int) -> frozenset[int]:
+        """The rules some state of ``config`` calls."""
+        found = self._calls.get(config)
+        if found is None:
+            edges = self.compiled.call_edges
+            found = frozenset(r for s in self._tables.configs[config] for r, _ in edges[s])
+            self._calls[config] = found
+        return found
+
+    def rules(self, config: int) -> frozenset[int]:
+        """The rules owning the states of ``config``."""
+        found = self._rules.get(config)
+        if found is None:
+            owner = self.compiled.state_rule
+            found = frozenset(owner[s] for s in self._tables.configs[config])
+            self._rules[config] = found
+        return found
+
+    def is_inactive(self, config: int) -> bool:
+        """Whether a group in ``config`` can do nothing more (its completions are done).
+
+        No byte, call or token edges leave it, and it does not accept.
+        """
+        found = self._inactive.get(config)
+        if found is None:
+            g = self.compiled
+            states = self._tables.configs[config]
+            found = (not self._tables.accepting[config]
+                     and not any(g.byte_edges[s] or g.call_edges[s] or g.token_edges[s]
+                                 for s in states))
+            self._inactive[config] = found
+        return found
