@@ -168,35 +168,22 @@ def trim(automaton: Automaton) -> Automaton:
     )
 
 
-def minimize(dfa: Automaton, max_work: int = 2_000_000) -> Automaton:
-    """Merge equivalent states of a deterministic ``dfa`` (Moore's partition refinement).
+def minimize(dfa: Automaton) -> Automaton:
+    """Merge equivalent states of a deterministic ``dfa`` (Hopcroft's partition refinement).
 
-    Gives up, returning ``dfa`` unchanged, if refinement would take more than about
-    ``max_work`` steps (long chains need one round per state).
+    Symbols are the DFA's byte classes (bytes no edge tells apart), called rules and token sets.
+    Missing transitions are handled as in Valmari & Lehtinen: every initial block starts in the
+    worklist, so no explicit dead state is needed.
     """
     n = dfa.num_states
     if not dfa.deterministic or n <= 1:
         return dfa
-    block = [1 if s in dfa.finals else 0 for s in range(n)]
-    count = len(set(block))
-    rounds = max(1, max_work // max(1, n + sum(map(len, dfa.byte_edges))))
-    for _ in range(rounds):
-        signatures: dict[tuple[object, ...], int] = {}
-        new_block = []
-        for s in range(n):
-            signature = (block[s], _merged(dfa.byte_edges[s], block),
-                         tuple((r, block[t]) for r, t in dfa.call_edges[s]),
-                         tuple((k, block[t]) for k, t in dfa.token_edges[s]))
-            new_block.append(signatures.setdefault(signature, len(signatures)))
-        block = new_block
-        if len(signatures) == count:
-            break
-        count = len(signatures)
-    else:
-        return dfa
+    block = _coarsest_partition(dfa)
     first: dict[int, int] = {}
     for s in range(n):
         first.setdefault(block[s], s)
+    if len(first) == n:
+        return dfa
     order = sorted(first, key=lambda b: (b != block[dfa.start], first[b]))
     number = {b: i for i, b in enumerate(order)}
     return Automaton(
@@ -208,6 +195,58 @@ def minimize(dfa: Automaton, max_work: int = 2_000_000) -> Automaton:
         [tuple((k, number[block[t]]) for k, t in dfa.token_edges[first[b]]) for b in order],
         True,
     )
+
+
+def _coarsest_partition(dfa: Automaton) -> list[int]:
+    """The block number of each state in the coarsest partition compatible with ``dfa``."""
+    n = dfa.num_states
+    bounds = sorted({lo for edges in dfa.byte_edges for lo, _, _ in edges}
+                    | {hi + 1 for edges in dfa.byte_edges for _, hi, _ in edges})
+    byte_class = {b: k for k, b in enumerate(bounds)}
+    inverse: list[list[tuple[object, int]]] = [[] for _ in range(n)]
+    for s in range(n):
+        for lo, hi, t in dfa.byte_edges[s]:
+            for k in range(byte_class[lo], byte_class[hi + 1]):
+                inverse[t].append((k, s))
+        for rule, t in dfa.call_edges[s]:
+            inverse[t].append((("call", rule), s))
+        for token, t in dfa.token_edges[s]:
+            inverse[t].append((token, s))
+    finals = [s for s in range(n) if s in dfa.finals]
+    others = [s for s in range(n) if s not in dfa.finals]
+    blocks = [set(part) for part in (finals, others) if part]
+    block = [0] * n
+    for b, part in enumerate(blocks):
+        for s in part:
+            block[s] = b
+    worklist = list(range(len(blocks)))
+    waiting = set(worklist)
+    while worklist:
+        splitter = worklist.pop()
+        waiting.discard(splitter)
+        predecessors: dict[object, set[int]] = {}
+        for t in list(blocks[splitter]):
+            for symbol, s in inverse[t]:
+                predecessors.setdefault(symbol, set()).add(s)
+        for sources in predecessors.values():
+            touched: dict[int, list[int]] = {}
+            for s in sources:
+                touched.setdefault(block[s], []).append(s)
+            for b, members in touched.items():
+                if len(members) == len(blocks[b]):
+                    continue
+                new = len(blocks)
+                blocks.append(set(members))
+                blocks[b].difference_update(members)
+                for s in members:
+                    block[s] = new
+                if b in waiting or len(blocks[new]) <= len(blocks[b]):
+                    worklist.append(new)
+                    waiting.add(new)
+                else:
+                    worklist.append(b)
+                    waiting.add(b)
+    return block
 
 
 def _merged(edges: ByteEdges, block: list[int]) -> ByteEdges:

@@ -53,7 +53,7 @@ _MAX_CYCLES = 64
 """At most this many multi-byte paths are put in one skipping regex."""
 
 _MAX_LISTED = 8
-"""Expected sets with more items than this are shown as one character class."""
+"""Expected sets of more characters than this are shown as character classes."""
 
 
 class Frame:
@@ -98,7 +98,8 @@ class Explanation:
     expected
         What could come next, human-readable: ``'","'``, ``"[0-9]"``, ``"end of input"``.
     found
-        What is there instead: a quoted character or ``"end of input"``.
+        What is there instead: a quoted character, ``"end of input"``, or
+        ``"invalid UTF-8 0xE6 0x97"`` for a malformed character.
     """
 
     offset: int
@@ -280,7 +281,13 @@ class Recognizer:
 
 
 class _Tables:
-    """Per-grammar memo tables: interned configurations and their properties."""
+    """Per-grammar memo tables: interned configurations and their properties.
+
+    A configuration number ``c`` indexes ``configs`` (its states), ``rows`` (byte steps, built by
+    :meth:`build_row`), ``inert`` (no calls and no completions), ``accepting`` (contains the
+    accept state) and ``completes`` (rules with a final state in it). Every list only grows, so
+    numbers stay valid while the tables live; the token-mask decoder shares them.
+    """
 
     def __init__(self, compiled: CompiledGrammar):
         self.g = compiled
