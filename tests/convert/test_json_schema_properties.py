@@ -194,3 +194,37 @@ def test_compact_mode_agrees_with_flexible(schema: Any, values: list[Any]) -> No
     for value in values:
         text = json.dumps(value, separators=(",", ":"))
         assert compact.matches(text) == flexible.matches(text), text
+
+
+# -- hostile input -----------------------------------------------------------------------------
+KEYWORDS = ["type", "properties", "items", "prefixItems", "required", "enum", "const", "allOf",
+            "anyOf", "oneOf", "not", "if", "then", "else", "$ref", "$defs", "minimum",
+            "maximum", "multipleOf", "minLength", "maxLength", "pattern", "format",
+            "additionalProperties", "patternProperties", "contains", "maxContains",
+            "minItems", "uniqueItems", "propertyNames", "dependentRequired", "$id", "$anchor",
+            "exclusiveMaximum", "unevaluatedProperties", "dependentSchemas", "minProperties"]
+junk_scalars = (st.none() | st.booleans() | st.integers(-10**20, 10**20)
+                | st.floats(allow_nan=False, allow_infinity=False)
+                | st.sampled_from(["#", "#/$defs/a", "#/properties", "string", "^(a+)+$",
+                                   "[", "date", "object", "integer", "a", "\\p{L}"]))
+junk = st.recursive(
+    junk_scalars,
+    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(
+        st.sampled_from(KEYWORDS + ["a", "b"]), inner, max_size=4),
+    max_leaves=12,
+)
+
+
+@settings(max_examples=150, suppress_health_check=[HealthCheck.too_slow])
+@given(junk)
+def test_hostile_schemas_end_in_a_diagnostic(schema: Any) -> None:
+    """Any input gives a grammar or a SchemaError (with diagnostics), never another error."""
+    from grammarkit.convert.errors import SchemaError
+
+    for lenient in (False, True):
+        try:
+            grammar = Grammar.from_json_schema(schema, lenient=lenient)
+        except SchemaError as exc:
+            assert exc.diagnostics
+        else:
+            grammar.to_ebnf()

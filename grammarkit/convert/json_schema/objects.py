@@ -51,7 +51,7 @@ MAX_PATTERN_REGIONS = 3
 MAX_PRESENCE_STATES = 2000
 """The most presence states one object may have before its counting constraints are relaxed."""
 
-MAX_TRACKED_ANY_ORDER = 8
+MAX_TRACKED_ANY_ORDER = 6
 """In any property order, at most this many names are tracked to enforce ``required``."""
 
 _NOTHING = ast.CharClass(())
