@@ -27,6 +27,7 @@ from typing import TYPE_CHECKING, Generic, NamedTuple, TypeVar
 from grammarkit.convert.json_schema.automata import TooComplex
 from grammarkit.convert.json_schema.digits import choice, sequence
 from grammarkit.convert.json_schema.json_text import quoted, spell_text
+from grammarkit.convert.json_schema.membership import property_value, string_admits
 from grammarkit.convert.json_schema.model import (
     ANY,
     Child,
@@ -36,7 +37,6 @@ from grammarkit.convert.json_schema.model import (
     StringSet,
     conjoin,
 )
-from grammarkit.convert.json_schema.reader import property_value, string_admits
 from grammarkit.convert.json_schema.report import ORDER_NOT_ENFORCED, TOO_COMPLEX
 from grammarkit.convert.json_schema.strings import string_expr
 from grammarkit.ebnf import ast

@@ -12,6 +12,7 @@ the node is marked inexact (its complement is then never taken).
 
 from __future__ import annotations
 
+from dataclasses import replace
 from decimal import Decimal
 from typing import Any
 
@@ -27,7 +28,11 @@ from grammarkit.convert.json_schema.formats import (
     STRING_FORMATS,
     UNCONSTRAINED_FORMATS,
 )
-from grammarkit.convert.json_schema.languages import matches
+from grammarkit.convert.json_schema.membership import (
+    property_value,
+    string_admits,
+    string_set_empty,
+)
 from grammarkit.convert.json_schema.model import (
     ANY,
     ANYTHING,
@@ -40,7 +45,6 @@ from grammarkit.convert.json_schema.model import (
     Format,
     Inline,
     Language,
-    Literals,
     Node,
     Not,
     NumberSet,
@@ -61,6 +65,11 @@ from grammarkit.convert.json_schema.report import (
     UNRESOLVED_REF,
     Reporter,
     join,
+)
+from grammarkit.convert.json_schema.unevaluated import (
+    Undecidable,
+    unevaluated_items,
+    unevaluated_properties,
 )
 from grammarkit.convert.json_schema.values import value_node, values_node
 
@@ -98,10 +107,6 @@ _TYPES: dict[str, Node] = {
     "array": Node(arrays=(ArraySet(),)),
     "object": Node(objects=(ObjectSet(),)),
 }
-
-_IN_PLACE = ("allOf", "anyOf", "oneOf", "not", "if", "then", "else", "dependentSchemas",
-             "dependencies", "$ref", "$dynamicRef", "$recursiveRef")
-
 
 class Reader:
     """Normalizes the subschemas of one document, memoized."""
@@ -185,7 +190,7 @@ class Reader:
                                 "schema that a grammar can't express exactly (only types, "
                                 "numeric bounds, lengths, patterns, required and simple "
                                 "property and item schemas can be negated)")
-            return Node(**{**_facets(ANYTHING), "exact": False})
+            return replace(ANYTHING, exact=False)
         return negated
 
     def _meet(self, a: Node, b: Node, pointer: str) -> Node:
@@ -195,7 +200,7 @@ class Reader:
             self.reporter.relax(pointer, f"combining these subschemas needs too many "
                                 f"alternatives ({exc}); only the first is enforced",
                                 code=TOO_COMPLEX)
-            return Node(**{**_facets(a), "exact": False})
+            return replace(a, exact=False)
 
     def _read(self, pointer: str) -> Node:
         schema = self.document.at(pointer)
@@ -223,7 +228,7 @@ class Reader:
             return False
         if node.numbers:
             return False
-        if any(not _string_set_empty(s) for s in node.strings):
+        if any(not string_set_empty(s) for s in node.strings):
             return False
         if any(not self._array_set_empty(s, depth) for s in node.arrays):
             return False
@@ -262,11 +267,6 @@ def _pointer_of(atom: Ref | Inline | Not) -> str:
     return atom.pointer if isinstance(atom, (Ref, Not)) else ""
 
 
-def _facets(node: Node) -> dict[str, Any]:
-    return {name: getattr(node, name) for name in
-            ("null", "booleans", "numbers", "strings", "arrays", "objects")}
-
-
 def _json_type(value: Any) -> str:
     if value is None:
         return "null"
@@ -277,56 +277,6 @@ def _json_type(value: Any) -> str:
     if isinstance(value, str):
         return "a string"
     return "an array" if isinstance(value, list) else "an object"
-
-
-def _string_set_empty(s: StringSet) -> bool:
-    literal_sets = [lang.values for lang in s.languages if isinstance(lang, Literals)]
-    if not literal_sets:
-        return s.max_length is not None and s.min_length > s.max_length
-    candidates = set(literal_sets[0]).intersection(*literal_sets[1:])
-    return not any(string_admits(s, value) is not False for value in candidates)
-
-
-def string_admits(s: StringSet, value: str) -> bool | None:
-    """Whether ``value`` is in the string set; ``None`` if a language can't be compiled."""
-    if len(value) < s.min_length or (s.max_length is not None and len(value) > s.max_length):
-        return False
-    verdicts = [matches(lang, value) for lang in s.languages]
-    verdicts += [None if (m := matches(lang, value)) is None else not m for lang in s.excluded]
-    if any(verdict is False for verdict in verdicts):
-        return False
-    return None if any(verdict is None for verdict in verdicts) else True
-
-
-def property_value(s: ObjectSet, name: str) -> Child:
-    """The schema a property called ``name`` must satisfy in objects of ``s``."""
-    parts: list[Child] = []
-    for clause in s.clauses:
-        parts.append(clause_value(clause, name))
-    return conjoin(*parts)
-
-
-def clause_value(clause: Clause, name: str) -> Child:
-    """What one clause requires of property ``name``: its ``properties`` entry and matching
-    patterns' schemas, or ``additional`` if neither applies. A pattern that can't be compiled
-    may or may not match: then neither its schema nor ``additional`` is required (a superset)."""
-    parts: list[Child] = []
-    declared = False
-    unknown = False
-    for property_name, child in clause.properties:
-        if property_name == name:
-            parts.append(child)
-            declared = True
-    for pattern, child in clause.patterns:
-        verdict = matches(pattern, name)
-        if verdict:
-            parts.append(child)
-            declared = True
-        elif verdict is None:
-            unknown = True
-    if not declared and not unknown:
-        parts.append(clause.additional)
-    return conjoin(*parts)
 
 
 class _SchemaReader:
@@ -438,7 +388,7 @@ class _SchemaReader:
                                    f"unknown keyword `{keyword}` ignored (JSON Schema treats it "
                                    "as an annotation)")
         if not self.exact:
-            node = Node(**{**_facets(node), "exact": False})
+            node = replace(node, exact=False)
         return node
 
     def types(self) -> Node:
@@ -766,7 +716,7 @@ class _SchemaReader:
                 continue
             absent = ObjectSet(clauses=(Clause(properties=((name, NEVER),)),))
             present = ObjectSet(required=(name,))
-            others = Node(**{**_facets(ANYTHING), "objects": (absent,)})
+            others = replace(ANYTHING, objects=(absent,))
             when_present = self.meet(self.reader.resolve(self.child(keyword, name)),
                                      Node(objects=(present,)), keyword)
             either = self._union([others, when_present], keyword)
@@ -775,93 +725,32 @@ class _SchemaReader:
         return node
 
     # -- unevaluated* ----------------------------------------------------------------------
-    def _in_place_schemas(self, keyword: str) -> list[dict[str, Any]] | None:
-        """The schemas applied in place (this one, its ``allOf`` members and ``$ref`` targets,
-        transitively), or ``None`` if a conditional applicator makes the evaluated set depend
-        on the instance."""
-        document = self.reader.document
-        found: list[dict[str, Any]] = []
-        seen: set[str] = set()
-        stack = [self.pointer]
-        while stack:
-            pointer = stack.pop()
-            if pointer in seen:
-                continue
-            seen.add(pointer)
-            schema = document.at(pointer)
-            if not isinstance(schema, dict):
-                continue
-            found.append(schema)
-            for applicator in _IN_PLACE:
-                if applicator not in schema:
-                    continue
-                if applicator == "allOf" and isinstance(schema["allOf"], list):
-                    stack.extend(join(pointer, "allOf", i) for i in range(len(schema["allOf"])))
-                elif applicator == "$ref" and isinstance(schema["$ref"], str):
-                    try:
-                        target = document.resolve(pointer, schema["$ref"])
-                    except KeyError:
-                        target = None
-                    if target is None:
-                        return None
-                    stack.append(target)
-                else:
-                    return None
-        return found
-
     def unevaluated_properties(self) -> Clause | None:
         if "unevaluatedProperties" not in self.schema:
             return None
-        schemas = self._in_place_schemas("unevaluatedProperties")
-        if schemas is None:
+        try:
+            return unevaluated_properties(self.reader.document, self.pointer)
+        except Undecidable:
             self.relax("unevaluatedProperties", "`unevaluatedProperties` beside `anyOf`, "
                        "`oneOf`, `not`, `if` or dependent schemas depends on which branch "
                        "matched; it is not enforced")
             return None
-        names: dict[str, None] = {}
-        patterns: dict[str, None] = {}
-        for schema in schemas:
-            if schema is not self.schema and "unevaluatedProperties" in schema:
-                return None
-            if "additionalProperties" in schema:
-                return None
-            if isinstance(schema.get("properties"), dict):
-                names.update(dict.fromkeys(schema["properties"]))
-            if isinstance(schema.get("patternProperties"), dict):
-                patterns.update(dict.fromkeys(schema["patternProperties"]))
-        return Clause(tuple((name, ANY) for name in names),
-                      tuple((Pattern(p, self.at("unevaluatedProperties")), ANY)
-                            for p in patterns),
-                      self.child("unevaluatedProperties"))
 
     def unevaluated_items(self) -> tuple[int, Child] | None:
         if "unevaluatedItems" not in self.schema:
             return None
-        schemas = self._in_place_schemas("unevaluatedItems")
-        if schemas is None or any("contains" in s for s in schemas):
+        try:
+            return unevaluated_items(self.reader.document, self.pointer)
+        except Undecidable:
             self.relax("unevaluatedItems", "`unevaluatedItems` beside `anyOf`, `oneOf`, `not`, "
                        "`if`, dependent schemas or `contains` depends on which items matched; "
                        "it is not enforced")
             return None
-        width = 0
-        for schema in schemas:
-            if schema is not self.schema and "unevaluatedItems" in schema:
-                return None
-            items = schema.get("items")
-            if isinstance(items, list):
-                width = max(width, len(items))
-                if "additionalItems" in schema:
-                    return None
-            elif "items" in schema:
-                return None
-            if isinstance(schema.get("prefixItems"), list):
-                width = max(width, len(schema["prefixItems"]))
-        return width, self.child("unevaluatedItems")
 
 
 def _only(facet: str, value: Any) -> Node:
     """Every value, except that type ``facet`` is limited to ``value``."""
-    return Node(**{**_facets(ANYTHING), facet: value})
+    return replace(ANYTHING, **{facet: value})
 
 
 def _tighter(a: Bound | None, b: Bound, lower: bool) -> Bound:

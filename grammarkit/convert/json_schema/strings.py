@@ -38,8 +38,8 @@ from grammarkit.convert.json_schema.languages import (
     language_expr,
     without_empty,
 )
+from grammarkit.convert.json_schema.membership import string_admits
 from grammarkit.convert.json_schema.model import Language, Literals, StringSet
-from grammarkit.convert.json_schema.reader import string_admits
 from grammarkit.convert.json_schema.report import TOO_COMPLEX
 from grammarkit.convert.json_schema.tries import trie_expr
 from grammarkit.ebnf import ast

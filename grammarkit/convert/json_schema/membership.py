@@ -1,0 +1,66 @@
+"""Membership questions answered without building a grammar: is this string in that string set,
+what must this property's value satisfy."""
+
+from __future__ import annotations
+
+from grammarkit.convert.json_schema.languages import matches
+from grammarkit.convert.json_schema.model import (
+    Child,
+    Clause,
+    Literals,
+    ObjectSet,
+    StringSet,
+    conjoin,
+)
+
+
+def string_set_empty(s: StringSet) -> bool:
+    """Whether ``s`` visibly allows no string (a literal set all filtered out, or crossed
+    length bounds); ``False`` when in doubt."""
+    literal_sets = [lang.values for lang in s.languages if isinstance(lang, Literals)]
+    if not literal_sets:
+        return s.max_length is not None and s.min_length > s.max_length
+    candidates = set(literal_sets[0]).intersection(*literal_sets[1:])
+    return not any(string_admits(s, value) is not False for value in candidates)
+
+
+def string_admits(s: StringSet, value: str) -> bool | None:
+    """Whether ``value`` is in the string set; ``None`` if a language can't be compiled."""
+    if len(value) < s.min_length or (s.max_length is not None and len(value) > s.max_length):
+        return False
+    verdicts = [matches(lang, value) for lang in s.languages]
+    verdicts += [None if (m := matches(lang, value)) is None else not m for lang in s.excluded]
+    if any(verdict is False for verdict in verdicts):
+        return False
+    return None if any(verdict is None for verdict in verdicts) else True
+
+
+def property_value(s: ObjectSet, name: str) -> Child:
+    """The schema a property called ``name`` must satisfy in objects of ``s``."""
+    parts: list[Child] = []
+    for clause in s.clauses:
+        parts.append(clause_value(clause, name))
+    return conjoin(*parts)
+
+
+def clause_value(clause: Clause, name: str) -> Child:
+    """What one clause requires of property ``name``: its ``properties`` entry and matching
+    patterns' schemas, or ``additional`` if neither applies. A pattern that can't be compiled
+    may or may not match: then neither its schema nor ``additional`` is required (a superset)."""
+    parts: list[Child] = []
+    declared = False
+    unknown = False
+    for property_name, child in clause.properties:
+        if property_name == name:
+            parts.append(child)
+            declared = True
+    for pattern, child in clause.patterns:
+        verdict = matches(pattern, name)
+        if verdict:
+            parts.append(child)
+            declared = True
+        elif verdict is None:
+            unknown = True
+    if not declared and not unknown:
+        parts.append(clause.additional)
+    return conjoin(*parts)
