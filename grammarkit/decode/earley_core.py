@@ -65,6 +65,10 @@ class EarleyCore:
         """The rules ``config`` completes."""
         return self._tables.completes[config]
 
+    def return_configs(self, config: int) -> tuple[int, ...]:
+        """The configurations ``config`` continues in once a rule it calls completes."""
+        return tuple(self._tables.returns(config).values())
+
     def num_configs(self) -> int:
         """Configurations interned so far (they are numbered ``0..n-1``)."""
         return len(self._tables.configs)

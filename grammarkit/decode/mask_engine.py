@@ -7,8 +7,8 @@ and vocabulary. A mask is computed in three layers:
    seen before costs one dict look-up.
 2. **Token classes.** Each group's configuration classifies every token once
    (:mod:`grammarkit.decode.token_classes`); the union of the accepted sets is allowed outright.
-   The configurations reachable from the start are classified when the engine is built, within
-   :data:`PRECOMPUTE_SECONDS`.
+   The configurations reachable from the start are classified when the engine is built, until
+   a deadline (by default :data:`BUILD_SECONDS` after the build began).
 3. **Exact walk.** The remaining uncertain tokens run through the full parse state
    (:class:`~grammarkit.decode.state_automaton.StateAutomaton`), sharing parser steps between
    tokens with a common prefix and between masks.
@@ -36,22 +36,21 @@ from grammarkit.vocab import Vocabulary
 MASK_CACHE_SIZE = 4096
 """Masks kept per engine (each ``vocab_size / 8`` bytes: 124 MB for 248k tokens at most)."""
 
-PRECOMPUTE_SECONDS = 0.5
-"""Time an engine spends classifying reachable configurations when it is built."""
+BUILD_SECONDS = 0.7
+"""Default time budget of building an engine, precomputed token classes included."""
 
 
 class MaskEngine:
     """Computes next-token masks (without stop tokens) for states of one grammar."""
 
-    def __init__(self, compiled: CompiledGrammar, vocab: Vocabulary):
+    def __init__(self, compiled: CompiledGrammar, vocab: Vocabulary, deadline: float):
         self.core = EarleyCore(compiled)
         self.index: TokenIndex = token_index(vocab)
         self.automaton = StateAutomaton(self.core, self.index)
         self._classifier = TokenClassifier(self.automaton, self.index)
         self._masks: OrderedDict[StateKey, Words] = OrderedDict()
         start = self.core.initial()
-        self.precomputed = self._classifier.precompute(
-            start, time.perf_counter() + PRECOMPUTE_SECONDS)
+        self.precomputed = self._classifier.precompute(start, deadline)
         self.mask(start, self.state_key(start, {}))
 
     @property
@@ -145,10 +144,17 @@ _ENGINES: weakref.WeakKeyDictionary[CompiledGrammar, dict[Vocabulary, MaskEngine
     weakref.WeakKeyDictionary())
 
 
-def mask_engine(compiled: CompiledGrammar, vocab: Vocabulary) -> MaskEngine:
-    """The shared engine of ``compiled`` and ``vocab`` (built on first use)."""
+def mask_engine(compiled: CompiledGrammar, vocab: Vocabulary,
+                deadline: float | None = None) -> MaskEngine:
+    """The shared engine of ``compiled`` and ``vocab`` (built on first use).
+
+    ``deadline`` (a ``time.perf_counter()`` value) ends the precomputation of token classes;
+    by default it is :data:`BUILD_SECONDS` from now.
+    """
     per_vocab = _ENGINES.setdefault(compiled, {})
     engine = per_vocab.get(vocab)
     if engine is None:
-        engine = per_vocab[vocab] = MaskEngine(compiled, vocab)
+        if deadline is None:
+            deadline = time.perf_counter() + BUILD_SECONDS
+        engine = per_vocab[vocab] = MaskEngine(compiled, vocab, deadline)
     return engine

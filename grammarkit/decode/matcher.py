@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import time
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -10,7 +11,7 @@ import numpy.typing as npt
 
 from grammarkit.decode.bitmask import bitmask_width, set_bits
 from grammarkit.decode.earley_core import Frame, ParseState
-from grammarkit.decode.mask_engine import mask_engine
+from grammarkit.decode.mask_engine import BUILD_SECONDS, mask_engine
 from grammarkit.grammar import Grammar
 from grammarkit.vocab import Vocabulary
 
@@ -52,11 +53,12 @@ class TokenMatcher:
 
     def __init__(self, grammar: Grammar, vocab: Vocabulary, *,
                  stop_token_ids: Sequence[int] | None = None, max_rollback_tokens: int = -1):
+        deadline = time.perf_counter() + BUILD_SECONDS
         stops = sorted(vocab.stop_ids if stop_token_ids is None else set(stop_token_ids))
         bad = [i for i in stops if not 0 <= i < vocab.vocab_size]
         if bad:
             raise ValueError(f"stop token ids out of range({vocab.vocab_size}): {bad[:5]}")
-        self._engine = mask_engine(grammar.compiled, vocab)
+        self._engine = mask_engine(grammar.compiled, vocab, deadline)
         self._vocab = vocab
         self._stop_ids = frozenset(stops)
         self._stop_array = np.array(stops, dtype=np.int64)

@@ -107,6 +107,13 @@ class StateAutomaton:
                 self._table = grown
         return found
 
+    def first_bytes(self, number: int) -> npt.NDArray[np.bool_]:
+        """Which bytes some group of state ``number`` can scan (a superset of its steps)."""
+        possible = np.zeros(256, dtype=np.bool_)
+        for _, config in self._states[number].groups:
+            possible |= np.asarray(self.core.byte_row(config)) >= 0
+        return possible
+
     def local(self, config: int) -> int:
         """The number of ``config`` parsed on its own over a bottom frame."""
         bottom = Frame(0, (), self.core.empty_config)

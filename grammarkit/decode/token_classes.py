@@ -62,7 +62,6 @@ class TokenClassifier:
     def __init__(self, automaton: StateAutomaton, index: TokenIndex):
         self._automaton = automaton
         self._index = index
-        self._all_ranks = np.arange(index.num_tokens, dtype=np.int64)
         self._cache: dict[int, TokenClasses] = {}
 
     @property
@@ -77,7 +76,9 @@ class TokenClassifier:
         """The classification of every ordinary token from ``config``."""
         found = self._cache.get(config)
         if found is None:
-            walk = self._automaton.walk(self._automaton.local(config), self._all_ranks)
+            local = self._automaton.local(config)
+            ranks = self._index.starting_with(self._automaton.first_bytes(local))
+            walk = self._automaton.walk(local, ranks)
             words = np.zeros_like(self._index.ordinary_words)
             set_bits(words, self._index.ids[walk.accepted])
             words.setflags(write=False)
@@ -90,8 +91,10 @@ class TokenClassifier:
         """Classify the configurations reachable from ``start``, breadth first.
 
         A configuration is reachable when it is a group of some state met by a walk so far
-        (classification walks meet the states any token can lead to). Stops at
-        ``deadline`` (a ``time.perf_counter()`` value).
+        (classification walks meet the states any token can lead to) or where a group's config
+        continues after a rule it calls completes; the other configurations
+        the parser has interned meanwhile come last. Stops at ``deadline`` (a
+        ``time.perf_counter()`` value).
 
         Returns
         -------
@@ -101,18 +104,29 @@ class TokenClassifier:
         automaton = self._automaton
         queue = deque(config for _, config in start.groups)
         seen = set(queue)
-        scanned = 0
-        while queue:
+        scanned = interned = 0
+        while True:
+            if not queue:
+                queue.extend(c for c in range(interned, automaton.core.num_configs())
+                             if c not in seen)
+                seen.update(queue)
+                interned = automaton.core.num_configs()
+                if not queue:
+                    return True
             if time.perf_counter() >= deadline:
                 return False
-            self.classes(queue.popleft())
+            config = queue.popleft()
+            self.classes(config)
+            for after in automaton.core.return_configs(config):
+                if after not in seen:
+                    seen.add(after)
+                    queue.append(after)
             for number in range(scanned, automaton.num_states):
                 for _, config in automaton.state(number).groups:
                     if config not in seen:
                         seen.add(config)
                         queue.append(config)
             scanned = automaton.num_states
-        return True
 
 
 def union_of(classes: list[TokenClasses], index: TokenIndex) -> TokenClasses:

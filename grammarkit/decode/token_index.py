@@ -37,6 +37,9 @@ class TokenIndex:
         ``columns[k, r]``: byte ``k`` of rank ``r`` (0 past its end).
     ordinary_words
         Bitmask words with every ordinary token set.
+    first_byte_starts : ndarray of int64, shape (257,)
+        Ranks ``first_byte_starts[b]:first_byte_starts[b + 1]`` are the tokens starting with
+        byte ``b``.
     """
 
     def __init__(self, vocab: Vocabulary):
@@ -55,12 +58,22 @@ class TokenIndex:
         allowed[self.ids] = True
         self.ordinary_words: Words = words_from_bools(allowed)
         self.ordinary_words.setflags(write=False)
+        self.first_byte_starts = np.searchsorted(self.columns[0], np.arange(257), side="left")
         self.rank_of = np.full(self.vocab_size, -1, dtype=np.int64)
         self.rank_of[self.ids] = np.arange(len(self.ids))
 
     @property
     def num_tokens(self) -> int:
         return len(self.ids)
+
+    def starting_with(self, first_bytes: npt.NDArray[np.bool_]) -> npt.NDArray[np.int64]:
+        """The ranks, ascending, of the tokens whose first byte is set in ``first_bytes``."""
+        starts = self.first_byte_starts
+        chosen = np.flatnonzero(first_bytes)
+        if len(chosen) == 256:
+            return np.arange(self.num_tokens, dtype=np.int64)
+        return np.concatenate([np.arange(starts[b], starts[b + 1], dtype=np.int64)
+                               for b in chosen.tolist()] or [np.zeros(0, dtype=np.int64)])
 
     @property
     def nbytes(self) -> int:

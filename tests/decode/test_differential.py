@@ -25,6 +25,8 @@ xgr = pytest.importorskip("xgrammar")
 
 GRAMMARS = Path(__file__).resolve().parents[2] / "grammars"
 STEPS = 40
+"""Masks compared along each walk (a finished sentence starts the walk over)."""
+MIN_TOTAL_STEPS = 1000
 
 SCHEMAS = {
     "schema-bounded-string": {
@@ -126,6 +128,7 @@ class _Pair:
         self.ordinary = np.ones(len(vocab), dtype=np.bool_)
         self.ordinary[sorted(vocab.special_ids)] = False
         self.stops = sorted(vocab.stop_ids)
+        self.compared = 0
 
     def compare(self, where: str) -> npt.NDArray[np.bool_]:
         size = len(self.vocab)
@@ -134,6 +137,7 @@ class _Pair:
         theirs = xgr.allocate_token_bitmask(1, size)
         self.theirs.fill_next_token_bitmask(theirs)
         mine, reference = _allowed(ours, size), _allowed(theirs.numpy(), size)
+        self.compared += 1
         differ = np.flatnonzero((mine != reference) & self.ordinary)
         assert not len(differ), (
             f"{where}: {len(differ)} tokens differ, e.g. "
@@ -141,6 +145,11 @@ class _Pair:
         assert mine[self.stops].tolist() == reference[self.stops].tolist(), where
         assert self.ours.is_completed() == bool(reference[self.stops].any()), where
         return mine & self.ordinary
+
+
+def test_walks_cover_enough_steps() -> None:
+    """Every walk compares ``STEPS`` masks (asserted in it), in each of two vocabularies."""
+    assert 2 * STEPS * len(_cases()) >= MIN_TOTAL_STEPS
 
 
 @pytest.mark.parametrize("case", _cases())
@@ -161,7 +170,11 @@ def test_same_masks_along_random_walks(case: str, engines: tuple[Vocabulary, obj
             pair.theirs.rollback(1)
             assert not pair.ours.is_terminated()
             pair.compare(f"{case} after rolling back the stop token")
-            return
+            if not len(allowed):  # a finished sentence: walk on from the start
+                pair.ours.reset()
+                pair.theirs.reset()
+                path.clear()
+            continue
         assert len(allowed), f"{case}: dead end after {path}"
         token = int(rng.choice(allowed.tolist()))
         assert pair.ours.accept_token(token) and pair.theirs.accept_token(token), token
@@ -171,3 +184,4 @@ def test_same_masks_along_random_walks(case: str, engines: tuple[Vocabulary, obj
             pair.theirs.rollback(2)
             del path[-2:]
             pair.compare(f"{case} after rolling back to {path}")
+    assert pair.compared >= STEPS
