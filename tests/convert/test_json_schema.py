@@ -257,6 +257,14 @@ def test_contains_counts_exactly() -> None:
     assert verdicts == [True, True, False, False, False]
 
 
+def test_unique_items_of_few_arrays_are_listed() -> None:
+    g = grammar({"type": "array", "items": {"enum": [1, "a", True]}, "maxItems": 2,
+                 "uniqueItems": True})
+    assert not codes(g)
+    assert [g.matches(t) for t in ("[]", '[1,"a"]', "[true,1.0]", "[1,1.0]", '["a","a"]')] == [
+        True, True, True, False, False]
+
+
 def test_unique_items_is_relaxed_with_a_warning() -> None:
     with pytest.raises(SchemaError) as caught:
         grammar({"type": "array", "uniqueItems": True})
@@ -432,6 +440,19 @@ def test_invalid_json_is_located() -> None:
         grammar('{\n  "type": "object",\n  "properties": {,}\n}')
     position = caught.value.diagnostics[0].position
     assert position is not None and (position.line, position.column) == (3, 18)
+
+
+def test_diagnostics_point_into_schema_files(tmp_path: Any) -> None:
+    from grammarkit.convert.json_schema import lint_schema_file
+
+    path = tmp_path / "item.schema.json"
+    path.write_text('{\n  "type": "array",\n  "uniqueItems": true\n}\n')
+    (found,) = lint_schema_file(path)
+    assert found.code == "GK254" and found.position is not None
+    assert (found.position.line, found.position.column) == (3, 3)
+    with pytest.raises(SchemaError) as caught:
+        grammar(path)
+    assert "item.schema.json:3:3: GK154" in str(caught.value)
 
 
 def test_deep_nesting_is_refused() -> None:

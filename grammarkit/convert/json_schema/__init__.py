@@ -12,18 +12,23 @@ order); with warnings it accepts every valid text. See ``docs/json-schema.md``.
 
 from __future__ import annotations
 
+import os
+from dataclasses import replace
+from pathlib import Path
 from typing import Any
 
 from grammarkit.convert.errors import SchemaError
 from grammarkit.convert.json_schema.emitter import Emitter
 from grammarkit.convert.json_schema.layout import Layout
 from grammarkit.convert.json_schema.loading import load_schema
+from grammarkit.convert.json_schema.locations import locate, pointer_spans
 from grammarkit.convert.json_schema.model import Ref
 from grammarkit.convert.json_schema.reader import Reader
 from grammarkit.convert.json_schema.references import Document
 from grammarkit.convert.json_schema.report import Reporter
 from grammarkit.diagnostics import Diagnostic
 from grammarkit.ebnf import ast
+from grammarkit.source import SourceText
 
 PROPERTY_ORDERS = ("schema", "any")
 
@@ -76,14 +81,37 @@ def convert_schema(
     if property_order not in PROPERTY_ORDERS:
         raise ValueError(f"property_order must be one of {PROPERTY_ORDERS}, not "
                          f"{property_order!r}")
-    root = load_schema(schema)
+    root, source = load_schema(schema)
     reporter = Reporter(lenient)
-    if not isinstance(root, (dict, bool)):
-        raise reporter.fail("", "a schema must be an object or a boolean", "GK150")
-    reader = Reader(Document(root), reporter, strict)
-    emitter = Emitter(reader, reporter, layout, property_order)
-    grammar = emitter.emit((Ref(""),))
-    return grammar, reporter.finish()
+    try:
+        if not isinstance(root, (dict, bool)):
+            raise reporter.fail("", "a schema must be an object or a boolean", "GK150")
+        reader = Reader(Document(root), reporter, strict)
+        emitter = Emitter(reader, reporter, layout, property_order)
+        grammar = emitter.emit((Ref(""),))
+        diagnostics = reporter.finish()
+    except SchemaError as exc:
+        raise SchemaError(_located(exc.diagnostics, source), exc.pointer) from None
+    return grammar, _located(diagnostics, source)
 
 
-__all__ = ["SchemaError", "convert_schema"]
+def lint_schema_file(path: str | os.PathLike[str]) -> list[Diagnostic]:
+    """Every problem a schema file has for grammar conversion (relaxations as warnings), each
+    located in the file: what ``grammarkit lint`` reports for ``*.schema.json``."""
+    try:
+        return convert_schema(Path(path), lenient=True)[1]
+    except SchemaError as exc:
+        return exc.diagnostics
+
+
+def _located(diagnostics: list[Diagnostic], source: SourceText | None) -> list[Diagnostic]:
+    """``diagnostics`` pinned to their keywords in ``source`` (when the schema was text)."""
+    if source is None or not diagnostics:
+        return diagnostics
+    spans = pointer_spans(source.text)
+    located = [d if d.source is not None else replace(
+        d, source=source, span=d.span or locate(spans, d.pointer or "")) for d in diagnostics]
+    return sorted(located, key=lambda d: (not d.is_error, d.span.start if d.span else 0))
+
+
+__all__ = ["SchemaError", "convert_schema", "lint_schema_file"]

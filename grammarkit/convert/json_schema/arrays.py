@@ -4,18 +4,20 @@ Without ``contains`` an array is its prefix items, each optional from ``minItems
 bounded repetition of ``items``. With ``contains``, an automaton over (position, matches so far)
 decides per item whether it is one of the counted matches; with ``maxContains`` the others must
 *not* match (the complement of the ``contains`` schema), without it they are unconstrained.
-``uniqueItems`` is beyond any grammar (unless at most one item fits) and relaxed.
+``uniqueItems`` is beyond a grammar in general; it is enforced when at most one item fits, or
+when the arrays are few enough to list (each position a handful of scalar values).
 """
 
 from __future__ import annotations
 
 from collections import deque
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from grammarkit.convert.json_schema.automata import TooComplex
 from grammarkit.convert.json_schema.digits import choice, sequence
-from grammarkit.convert.json_schema.model import ArraySet, Child, Contains, Not, conjoin
+from grammarkit.convert.json_schema.model import ArraySet, Child, Contains, Not, conjoin, inline
 from grammarkit.convert.json_schema.report import NOT_ENFORCEABLE, TOO_COMPLEX, join
+from grammarkit.convert.json_schema.values import finite_values, json_equal, value_node
 from grammarkit.ebnf import ast
 
 if TYPE_CHECKING:
@@ -24,6 +26,13 @@ if TYPE_CHECKING:
 
 MAX_CONTAINS_STATES = 2000
 """The most (position, count) states a ``contains`` automaton may have."""
+
+MAX_DISTINCT_LENGTH = 8
+"""``uniqueItems`` is enforced by listing the arrays only when they have at most this many
+items..."""
+
+MAX_DISTINCT_ARRAYS = 1000
+"""... and there are at most this many of them."""
 
 _NESTING_STEP = 32
 """Optional prefix items nest; every this many levels the rest moves to a rule of its own."""
@@ -39,15 +48,19 @@ def array_expr(a: ArraySet, emitter: Emitter, name: str, depth: int) -> ast.Expr
             break
     if high is not None and a.min_items > high:
         return None
+    layout = emitter.layout_at(depth)
     if a.unique and (high is None or high > 1):
+        arrays = _distinct_arrays(a, high, emitter) if not a.contains else None
+        if arrays is not None:
+            return _enumerated(arrays, emitter, name, depth, layout)
         emitter.reporter.relax(join(a.pointer, "uniqueItems"), "`uniqueItems` can't be "
-                               "enforced by a grammar; repeated items are accepted",
-                               "check uniqueness after generation", NOT_ENFORCEABLE)
+                               "enforced by a grammar unless the arrays are few; repeated items "
+                               "are accepted", "check uniqueness after generation",
+                               NOT_ENFORCEABLE)
     counted = [c for c in a.contains if c.minimum > 0 or c.maximum is not None]
     for extra in counted[1:]:
         emitter.reporter.relax(extra.pointer, "only one `contains` per array is enforced; "
                                "this one is not", code=NOT_ENFORCEABLE)
-    layout = emitter.layout_at(depth)
     if counted:
         try:
             return _counted(a, counted[0], high, emitter, name, depth, layout)
@@ -56,6 +69,49 @@ def array_expr(a: ArraySet, emitter: Emitter, name: str, depth: int) -> ast.Expr
                                    f"than {MAX_CONTAINS_STATES} states; it is not enforced",
                                    "lower maxItems or maxContains", TOO_COMPLEX)
     return _plain(a, high, emitter, name, depth, layout)
+
+
+def _distinct_arrays(a: ArraySet, high: int | None, emitter: Emitter
+                     ) -> list[tuple[Any, ...]] | None:
+    """Every array of ``a`` (whose items are all distinct), when each position allows a few
+    scalar values and there are at most :data:`MAX_DISTINCT_ARRAYS`; else ``None``."""
+    if high is None or high > MAX_DISTINCT_LENGTH:
+        return None
+    options = []
+    for index in range(high):
+        values = finite_values(emitter.reader.resolve(a.item(index)))
+        if values is None:
+            return None
+        options.append(values)
+    arrays: list[tuple[Any, ...]] = []
+    frontier: list[tuple[Any, ...]] = [()]
+    for length in range(high + 1):
+        if length >= a.min_items:
+            arrays.extend(frontier)
+        if length == high:
+            break
+        frontier = [array + (value,) for array in frontier for value in options[length]
+                    if not any(json_equal(value, other) for other in array)]
+        if len(arrays) + len(frontier) > MAX_DISTINCT_ARRAYS:
+            return None
+    return arrays
+
+
+def _enumerated(arrays: list[tuple[Any, ...]], emitter: Emitter, name: str, depth: int,
+                layout: Layout) -> ast.Expr | None:
+    alternatives = []
+    for array in arrays:
+        if not array:
+            alternatives.append(layout.empty("[]"))
+            continue
+        items: list[ast.Expr] = [layout.open("[", depth)]
+        for index, value in enumerate(array):
+            if index:
+                items.append(layout.comma(depth))
+            items.append(emitter.value(inline(value_node(value)), depth + 1, f"{name}.item"))
+        items.append(layout.close("]", depth))
+        alternatives.append(sequence(items))
+    return choice(alternatives) if alternatives else None
 
 
 def _item_hint(a: ArraySet, name: str, index: int) -> str:

@@ -10,9 +10,10 @@ from __future__ import annotations
 import json
 import math
 import os
+from dataclasses import replace
 from decimal import Decimal
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 from grammarkit.convert.errors import SchemaError
 from grammarkit.diagnostics import Diagnostic, error
@@ -29,7 +30,14 @@ INVALID = "GK150"
 TOO_LARGE = "GK153"
 
 
-def load_schema(schema: Any) -> Any:
+class Loaded(NamedTuple):
+    """A loaded schema: the JSON data, and the text it was parsed from (if any)."""
+
+    value: Any
+    source: SourceText | None
+
+
+def load_schema(schema: Any) -> Loaded:
     """The schema as JSON data with :class:`~decimal.Decimal` numbers.
 
     Parameters
@@ -57,13 +65,13 @@ def load_schema(schema: Any) -> Any:
             return _read(Path(schema))
         return _parse(schema, "<schema>")
     if isinstance(schema, type) and hasattr(schema, "model_json_schema"):
-        return normalize(schema.model_json_schema())
+        return Loaded(normalize(schema.model_json_schema()), None)
     if isinstance(schema, type) and hasattr(schema, "schema"):
-        return normalize(schema.schema())
-    return normalize(schema)
+        return Loaded(normalize(schema.schema()), None)
+    return Loaded(normalize(schema), None)
 
 
-def _read(path: Path) -> Any:
+def _read(path: Path) -> Loaded:
     try:
         text = path.read_text("utf-8")
     except (OSError, UnicodeDecodeError) as exc:
@@ -72,7 +80,7 @@ def _read(path: Path) -> Any:
     return _parse(text, str(path))
 
 
-def _parse(text: str, path: str) -> Any:
+def _parse(text: str, path: str) -> Loaded:
     source = SourceText(text, path)
     deepest, offset = _max_depth(text)
     if deepest > MAX_DEPTH:
@@ -93,7 +101,7 @@ def _parse(text: str, path: str) -> Any:
         raise SchemaError([error(INVALID, f"the schema is not valid JSON: {exc}", None)],
                           "") from None
     _check_size(value)
-    return value
+    return Loaded(value, source)
 
 
 def _reject_constant(name: str) -> Any:
@@ -203,6 +211,4 @@ def _too_large(message: str, pointer: str) -> SchemaError:
 
 
 def _at(diagnostic: Diagnostic, pointer: str) -> Diagnostic:
-    from dataclasses import replace
-
     return replace(diagnostic, pointer=pointer)

@@ -57,6 +57,8 @@ def string_expr(s: StringSet, emitter: Emitter, name: str) -> ast.Expr:
     languages = [lang for lang in s.languages if _compiles(lang, emitter)]
     excluded = [lang for lang in s.excluded if _compiles(lang, emitter)]
     if not languages and not excluded:
+        if s.min_length == 0 and s.max_length is None:
+            return emitter.any_string()
         return quoted(_repeat(emitter.char(SCALARS), s.min_length, s.max_length))
     if len(languages) == 1 and not excluded:
         if _lengths_implied(languages[0], s):

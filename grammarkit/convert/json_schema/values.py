@@ -12,6 +12,7 @@ from decimal import Decimal
 from typing import Any
 
 from grammarkit.convert.json_schema.algebra import union
+from grammarkit.convert.json_schema.membership import string_admits
 from grammarkit.convert.json_schema.model import (
     NEVER,
     ArraySet,
@@ -52,3 +53,56 @@ def values_node(values: list[Any]) -> Node:
     if strings:
         others.append(Node(strings=(StringSet(languages=(Literals.of(strings),)),)))
     return union(others)
+
+
+MAX_FINITE_VALUES = 64
+"""The most values :func:`finite_values` lists."""
+
+
+def finite_values(node: Node) -> list[Any] | None:
+    """The values ``node`` allows, when they are a few scalars (``null``, booleans, constant
+    or small integer-range numbers, literal strings); else ``None``."""
+    if node.arrays or node.objects or not node.exact:
+        return None
+    values: list[Any] = [None] if node.null else []
+    values.extend(sorted(node.booleans))
+    for numbers in node.numbers:
+        found = _numbers_in(numbers)
+        if found is None:
+            return None
+        values.extend(found)
+    for strings in node.strings:
+        literal_sets = [set(lang.values) for lang in strings.languages if isinstance(lang, Literals)]
+        if not literal_sets:
+            return None
+        for text in sorted(set.intersection(*literal_sets)):
+            verdict = string_admits(strings, text)
+            if verdict is None:
+                return None
+            if verdict:
+                values.append(text)
+    unique: list[Any] = []
+    for value in values:
+        if not any(json_equal(value, other) for other in unique):
+            unique.append(value)
+    return unique if len(unique) <= MAX_FINITE_VALUES else None
+
+
+def _numbers_in(s: NumberSet) -> list[Decimal] | None:
+    if s.low is None or s.high is None or s.not_multiple_of or s.integer is False:
+        return None
+    if s.low.value == s.high.value and s.integer is None and s.multiple_of is None:
+        return [s.low.value] if not (s.low.exclusive or s.high.exclusive) else []
+    if s.integer is not True or s.high.value - s.low.value > MAX_FINITE_VALUES:
+        return None
+    first = int(s.low.value.to_integral_value(rounding="ROUND_CEILING"))
+    last = int(s.high.value.to_integral_value(rounding="ROUND_FLOOR"))
+    return [Decimal(n) for n in range(first, last + 1)
+            if (not s.low.exclusive or n > s.low.value)
+            and (not s.high.exclusive or n < s.high.value)
+            and (s.multiple_of is None or Decimal(n) % s.multiple_of == 0)]
+
+
+def json_equal(a: Any, b: Any) -> bool:
+    """JSON equality of two scalars: numbers (``Decimal``) by value, ``true`` is not ``1``."""
+    return type(a) is type(b) and a == b
