@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import re
 from collections import deque
+from collections.abc import Callable
 
 from grammarkit.convert.json_schema.arrays import array_expr
 from grammarkit.convert.json_schema.automata import SCALARS, Ranges
@@ -26,10 +27,11 @@ from grammarkit.convert.json_schema.model import (
     Ref,
 )
 from grammarkit.convert.json_schema.number_sets import is_point, number_expr, points_expr
+from grammarkit.convert.json_schema.numbers import ANY_NUMBER
 from grammarkit.convert.json_schema.objects import object_expr
 from grammarkit.convert.json_schema.reader import Reader
 from grammarkit.convert.json_schema.references import unescape
-from grammarkit.convert.json_schema.report import INDENT_RELAXED, Reporter
+from grammarkit.convert.json_schema.report import INDENT_RELAXED, TOO_LARGE, Reporter
 from grammarkit.convert.json_schema.strings import string_expr
 from grammarkit.ebnf import ast
 
@@ -77,7 +79,7 @@ class Emitter:
                                                               depth))
             if len(self._rules) + len(self._shared) > MAX_RULES:
                 raise self.reporter.fail("", f"the grammar needs more than {MAX_RULES} rules",
-                                         "GK153", "simplify the schema")
+                                         TOO_LARGE, "simplify the schema")
         rules = tuple(self._rules.values()) + tuple(self._shared.values())
         return ast.GrammarAST(rules + ((WS_RULE,) if self._uses_whitespace else ()))
 
@@ -188,12 +190,12 @@ class Emitter:
             self._taken.add(rule.name)
             self._rules[rule.name] = rule
 
-    def shared(self, name: str, build: object) -> ast.RuleRef:
-        """The shared rule ``name``, built by ``build()`` the first time it is needed."""
+    def shared(self, name: str, build: Callable[[], ast.Expr]) -> ast.RuleRef:
+        """The shared rule ``name``, built by ``build()`` the first time it is needed (which
+        may refer back to it)."""
         if name not in self._shared:
             self._taken.add(name)
-            self._shared[name] = ast.Rule(name, ast.CharClass(()))
-            assert callable(build)
+            self._shared[name] = ast.Rule(name, _NOTHING)
             self._shared[name] = ast.Rule(name, build())
         return ast.RuleRef(name)
 
@@ -248,15 +250,13 @@ class Emitter:
 
     def any_number(self) -> ast.RuleRef:
         """Any JSON number."""
-        from grammarkit.convert.json_schema.numbers import ANY_NUMBER
-
         return self.shared("json-number", lambda: ANY_NUMBER)
-
 
 
 def pointer_name(pointer: str) -> str:
     """A rule name for the schema at ``pointer``: ``root`` then the path, keyword containers
-    (``properties``, ``$defs``...) left out, ``$defs`` entries named after themselves."""
+    (``properties``, ``$defs``...) left out, ``$defs`` entries named after themselves.
+    :meth:`Emitter.fresh_name` then makes it a valid, unique rule name."""
     tokens = [unescape(token) for token in pointer[1:].split("/")] if pointer else []
     parts = ["root"]
     index = 0
@@ -270,8 +270,7 @@ def pointer_name(pointer: str) -> str:
             index += 1
         parts.append(token)
         index += 1
-    name = ".".join(_NAME_CHARACTER.sub("_", part) or "_" for part in parts)
-    return name if not name[0].isdigit() else "_" + name
+    return ".".join(parts)
 
 
 _NOTHING = ast.CharClass(())

@@ -19,7 +19,6 @@ from grammarkit.convert.json_schema.digits import choice
 from grammarkit.convert.json_schema.model import NumberSet
 from grammarkit.convert.json_schema.numbers import (
     ANY_INTEGER,
-    ANY_NUMBER,
     NON_INTEGER,
     ZERO_FRACTION,
     BoundTooLarge,
@@ -41,7 +40,7 @@ def number_expr(s: NumberSet, emitter: Emitter) -> ast.Expr:
     """The JSON numbers in ``s`` (plain notation once anything beyond the type constrains
     them)."""
     if s.is_unconstrained:
-        return emitter.shared("json-number", lambda: ANY_NUMBER)
+        return emitter.any_number()
     if s == NumberSet(integer=True):
         return emitter.shared("json-integer", lambda: ANY_INTEGER)
     low, high = s.low, s.high
