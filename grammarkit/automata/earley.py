@@ -303,6 +303,7 @@ class _Tables:
         self._state_closure: dict[int, frozenset[int]] = {}
         self._state_predict: dict[int, frozenset[int]] = {}
         self._unions: dict[tuple[int, int], int] = {}
+        self._differences: dict[tuple[int, int], int] = {}
         self._loops: dict[int | tuple[int, ...], re.Pattern[bytes] | None] = {}
         self._stable: dict[int, re.Pattern[bytes] | None] = {}
 
@@ -340,6 +341,14 @@ class _Tables:
         found = self._unions.get(key)
         if found is None:
             found = self._unions[key] = self._intern(self.configs[a] | self.configs[b])
+        return found
+
+    def difference(self, a: int, b: int) -> int:
+        """The configuration of the states of ``a`` not in ``b`` (not closed in general)."""
+        key = (a, b)
+        found = self._differences.get(key)
+        if found is None:
+            found = self._differences[key] = self._intern(self.configs[a] - self.configs[b])
         return found
 
     def merged(self, configs: Iterable[int]) -> int:
@@ -421,6 +430,7 @@ class _Tables:
                 if merged == old:
                     continue
                 groups[frame] = merged
+                config = self.difference(config, old)  # only new states complete or predict
             else:
                 groups[frame] = config
             p = self.predicted(config)
@@ -428,7 +438,10 @@ class _Tables:
                 predicted = p if predicted < 0 else self.union(predicted, p)
             for rule in completes[config]:
                 for parent, target in self.waiting(frame, rule):
-                    pending.append((parent or frame, target))
+                    parent = parent or frame
+                    present = groups.get(parent)
+                    if present is None or self.union(present, target) != present:
+                        pending.append((parent, target))
         return groups, predicted
 
     # -- byte steps --------------------------------------------------------------------------
