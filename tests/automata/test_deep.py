@@ -151,3 +151,13 @@ def test_memo_tables_stay_bounded(monkeypatch: pytest.MonkeyPatch) -> None:
     tables = earley.Recognizer(grammar.compiled)._tables
     assert len(tables.configs) <= 300 + 4 * 64
     assert len(rebuilds) > 10
+
+
+@pytest.mark.parametrize("source", ['root ::= x\nx ::= x x | "a"',
+                                    'root ::= x\nx ::= "a" x "a" | "a" x | "a"'])
+def test_highly_ambiguous_grammars_stay_polynomial(source: str) -> None:
+    grammar = Grammar.from_ebnf(source)
+    started = time.perf_counter()
+    assert grammar.matches("a" * 150)
+    assert not grammar.matches("a" * 150 + "b")
+    assert time.perf_counter() - started < 10
