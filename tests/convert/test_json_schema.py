@@ -235,6 +235,24 @@ def test_dependent_required() -> None:
     assert not g.matches('{"card":2}')
 
 
+def test_schema_order_with_dependencies_and_counts() -> None:
+    schema = {"properties": {"a": {}, "b": {}, "c": {}},
+              "dependentRequired": {"c": ["a"], "a": ["b"]}, "maxProperties": 3}
+    g = grammar(schema)
+    verdicts = {t: g.matches(t) for t in ('{"b":1}', '{"a":1,"b":1}', '{"a":1}', '{"c":1}',
+                                           '{"a":1,"b":1,"c":1}', '{"b":1,"c":1}',
+                                           '{"a":1,"b":1,"c":1,"x":1}', '{"x":1}', "{}")}
+    assert verdicts == {'{"b":1}': True, '{"a":1,"b":1}': True, '{"a":1}': False,
+                        '{"c":1}': False, '{"a":1,"b":1,"c":1}': True, '{"b":1,"c":1}': False,
+                        '{"a":1,"b":1,"c":1,"x":1}': False, '{"x":1}': True, "{}": True}
+
+
+def test_min_properties_counts_declared_and_other_names() -> None:
+    g = grammar({"properties": {"a": {}}, "minProperties": 2})
+    assert [g.matches(t) for t in ('{"a":1}', '{"a":1,"b":2}', '{"b":1,"c":2}', '{"b":1}')] == [
+        False, True, True, False]
+
+
 def test_strict_forbids_undeclared_members() -> None:
     g = grammar(PERSON, strict=True)
     assert g.matches('{"name":"a"}') and not g.matches('{"name":"a","x":1}')
