@@ -25,7 +25,7 @@ from grammarkit.convert.json_schema.locations import locate, pointer_spans
 from grammarkit.convert.json_schema.model import Ref
 from grammarkit.convert.json_schema.reader import Reader
 from grammarkit.convert.json_schema.references import Document
-from grammarkit.convert.json_schema.report import Reporter
+from grammarkit.convert.json_schema.report import UNKNOWN_KEYWORD, Reporter
 from grammarkit.diagnostics import Diagnostic
 from grammarkit.ebnf import ast
 from grammarkit.source import SourceText
@@ -86,7 +86,11 @@ def convert_schema(
     try:
         if not isinstance(root, (dict, bool)):
             raise reporter.fail("", "a schema must be an object or a boolean", "GK150")
-        reader = Reader(Document(root), reporter, strict)
+        document = Document(root)
+        for pointer in document.unknown_metaschemas:
+            reporter.note(pointer, UNKNOWN_KEYWORD, "unknown metaschema: read as draft 2020-12 "
+                          "with every vocabulary")
+        reader = Reader(document, reporter, strict)
         emitter = Emitter(reader, reporter, layout, property_order)
         grammar = emitter.emit((Ref(""),))
         diagnostics = reporter.finish()

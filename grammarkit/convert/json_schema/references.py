@@ -68,6 +68,7 @@ class Document:
         self.resources: dict[str, str] = {}
         self.anchors: dict[tuple[str, str], str] = {}
         self.dynamic_anchors: dict[str, list[str]] = {}
+        self.unknown_metaschemas: list[str] = []
         self._index(default_draft)
 
     def _index(self, default_draft: int) -> None:
@@ -78,7 +79,10 @@ class Document:
             pointer, schema, base, draft, declared = stack.pop()
             if isinstance(schema, dict):
                 if isinstance(schema.get("$schema"), str):
-                    draft, declared = _draft(schema["$schema"], draft), True
+                    known = _draft(schema["$schema"], None)
+                    if known is None:
+                        self.unknown_metaschemas.append(pointer + "/$schema")
+                    draft, declared = known or draft, True
                 base = self._register(pointer, schema, base, draft)
             self.subschemas[pointer] = Subschema(base, draft, declared)
             if isinstance(schema, dict):
@@ -143,12 +147,13 @@ class Document:
         return anchor
 
 
-def _draft(value: Any, inherited: int) -> int:
-    if isinstance(value, str):
+def _draft(uri: str, default: int | None) -> int | None:
+    """The draft a ``$schema`` URI names (a json-schema.org metaschema), else ``default``."""
+    if "json-schema.org/" in uri:
         for marker, draft in DRAFTS.items():
-            if marker in value:
+            if marker in uri:
                 return draft
-    return inherited
+    return default
 
 
 def _subschemas(schema: dict[str, Any]) -> list[tuple[str, Any]]:
