@@ -318,6 +318,15 @@ def test_discriminated_union() -> None:
     assert not g.matches('{"kind":"triangle"}')
 
 
+def test_chains_of_conditionals_stay_exact_and_small() -> None:
+    schema = {"allOf": [{"if": {"properties": {"t": {"const": i}}, "required": ["t"]},
+                         "then": {"required": [f"x{i}"]}} for i in range(12)]}
+    g = grammar(schema, property_order="any")
+    assert not codes(g) and len(g.rule_names) < 200
+    assert [g.matches(t) for t in ('{"t":1,"x1":0}', '{"t":1}', '{"t":20}', '{"t":3,"x1":1}')] == [
+        True, False, True, False]
+
+
 def test_not_and_conditionals() -> None:
     assert accepts({"not": {"type": ["string", "null"]}}, "1", '"a"', "null") == [
         True, False, False]

@@ -33,6 +33,9 @@ from grammarkit.convert.json_schema.numbers import Bound
 MAX_ALTERNATIVES = 10_000
 """The most sets one type's union may have after distributing an intersection over unions."""
 
+MAX_PRODUCT = 1000
+"""The most pairs an intersection of two unions (of several sets each) may combine."""
+
 T = TypeVar("T")
 
 
@@ -63,7 +66,8 @@ def intersect(a: Node, b: Node) -> Node:
 def _pairwise(
     left: tuple[T, ...], right: tuple[T, ...], meet: Callable[[T, T], T | None]
 ) -> tuple[T, ...]:
-    if len(left) * len(right) > MAX_ALTERNATIVES:
+    size = len(left) * len(right)
+    if size > MAX_ALTERNATIVES or (size > MAX_PRODUCT and min(len(left), len(right)) > 1):
         raise TooManyAlternatives(f"{len(left)} x {len(right)} alternatives")
     return _unique(result for x in left for y in right if (result := meet(x, y)) is not None)
 

@@ -79,6 +79,9 @@ MAX_APPLICATOR_DEPTH = 48
 MAX_ENUM = 10_000
 """The most values an ``enum`` may list."""
 
+MAX_OVERLAPPING_ONE_OF = 8
+"""``oneOf`` with more branches than this that may overlap is relaxed to ``anyOf``."""
+
 ANNOTATIONS = frozenset({
     "title", "description", "default", "examples", "example", "deprecated", "readOnly",
     "writeOnly", "$comment", "$schema", "$id", "id", "$anchor", "$dynamicAnchor",
@@ -193,9 +196,29 @@ class Reader:
             return replace(ANYTHING, exact=False)
         return negated
 
+    def meet(self, a: Node, b: Node) -> Node:
+        """``a & b`` without the alternatives that visibly allow nothing (contradictory
+        constants, a required property that can't be present...), so that chains of ``if``
+        or overlapping ``oneOf`` branches stay linear instead of multiplying out.
+
+        Raises
+        ------
+        TooManyAlternatives
+            As :func:`~.algebra.intersect`.
+        """
+        node = intersect(a, b)
+        if len(node.arrays) + len(node.objects) + len(node.strings) <= 1:
+            return node
+        return replace(
+            node,
+            strings=tuple(s for s in node.strings if not string_set_empty(s)),
+            arrays=tuple(s for s in node.arrays if not self._array_set_empty(s, 2)),
+            objects=tuple(s for s in node.objects if not self._object_set_empty(s, 2)),
+        )
+
     def _meet(self, a: Node, b: Node, pointer: str) -> Node:
         try:
-            return intersect(a, b)
+            return self.meet(a, b)
         except TooManyAlternatives as exc:
             self.reporter.relax(pointer, f"combining these subschemas needs too many "
                                 f"alternatives ({exc}); only the first is enforced",
@@ -342,7 +365,7 @@ class _SchemaReader:
 
     def meet(self, node: Node, other: Node, keyword: str) -> Node:
         try:
-            return intersect(node, other)
+            return self.reader.meet(node, other)
         except TooManyAlternatives as exc:
             self.relax(keyword, f"enforcing `{keyword}` together with the rest of this schema "
                        f"needs too many alternatives ({exc})", code=TOO_COMPLEX)
@@ -664,17 +687,22 @@ class _SchemaReader:
         nodes = [self.reader.resolve(child) for child in children]
         if self._disjoint(nodes):
             return self._union(nodes, "oneOf")
+        if len(nodes) > MAX_OVERLAPPING_ONE_OF:
+            self.relax("oneOf", f"`oneOf` with {len(nodes)} overlapping branches would need "
+                       "each branch minus every other; it is enforced as `anyOf`",
+                       code=TOO_COMPLEX)
+            return self._union(nodes, "oneOf")
         branches = []
         for index, node in enumerate(nodes):
-            others = [(Not(children[j], self.pointer, "oneOf"),) for j in range(len(nodes))
-                      if j != index]
             branch = node
-            for other in others:
-                branch = self.meet(branch, self.reader.resolve(other), "oneOf")
+            for other in range(len(nodes)):
+                if other != index:
+                    negated = self.reader.resolve((Not(children[other], self.pointer, "oneOf"),))
+                    branch = self.meet(branch, negated, "oneOf")
+            if not branch.exact:
+                self.exact = False
+                return self._union(nodes, "oneOf")
             branches.append(branch)
-        if not all(branch.exact for branch in branches):
-            self.exact = False
-            return self._union(nodes, "oneOf")
         return self._union(branches, "oneOf")
 
     def _disjoint(self, nodes: list[Node]) -> bool:
