@@ -6,12 +6,13 @@ import itertools
 import random
 
 import pytest
-from hypothesis import given, settings
+from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
 from grammarkit.analysis.charset import END, CharSet
 from grammarkit.analysis.lint import lint
 from grammarkit.analysis.properties import GrammarProperties
+from grammarkit.ebnf import ast
 from grammarkit.ebnf.parser import parse
 
 from .random_grammars import Derivation, Stuck, grammars
@@ -81,6 +82,15 @@ def test_lint_is_total_on_random_grammars(text: str) -> None:
         assert d.span is not None and 0 <= d.span.start < d.span.end <= len(text)
 
 
+def _rule_inside_repetition(text: str) -> bool:
+    grammar = parse(text).ast
+    return any(
+        isinstance(node, ast.Repeat) and any(isinstance(n, ast.RuleRef) for n in ast.walk(node))
+        for rule in grammar.rules
+        for node in ast.walk(rule.body)
+    )
+
+
 SHORT_STRINGS = ["".join(p) for n in range(4) for p in itertools.product("ab", repeat=n)]
 
 
@@ -91,6 +101,9 @@ def test_properties_agree_with_xgrammar(text: str, seed: int) -> None:
     import xgrammar
     from xgrammar.testing import _is_grammar_accept_string
 
+    # xgrammar 0.2.8 crashes the process (SIGSEGV) on rules repeated inside themselves, such as
+    # `r ::= (r){2}`; keep rule references out of repetitions here.
+    assume(not _rule_inside_repetition(text))
     compiled = xgrammar.Grammar.from_ebnf(text)
     props = properties(text)
     accepted = [s for s in SHORT_STRINGS if _is_grammar_accept_string(compiled, s)]
