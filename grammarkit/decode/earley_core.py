@@ -10,6 +10,9 @@ depends on nothing private.
 
 from __future__ import annotations
 
+import numpy as np
+import numpy.typing as npt
+
 from grammarkit.automata.compiled import CompiledGrammar
 from grammarkit.automata.earley import Frame, ParseState, Recognizer
 from grammarkit.automata.nfa import TokenEdge
@@ -29,6 +32,7 @@ class EarleyCore:
         self._rules: dict[int, frozenset[int]] = {}
         self._inactive: dict[int, bool] = {}
         self._token_edges: dict[int, tuple[tuple[TokenEdge, int], ...]] = {}
+        self._follow: list[int] | None = None
 
     # -- whole states ----------------------------------------------------------------------------
     def initial(self) -> ParseState:
@@ -98,6 +102,51 @@ class EarleyCore:
             owner = self.compiled.state_rule
             found = frozenset(owner[s] for s in self._tables.configs[config])
             self._rules[config] = found
+        return found
+
+    def follow_bytes(self, rules: tuple[int, ...]) -> npt.NDArray[np.bool_]:
+        """The bytes that can come right after one of ``rules`` completes, in any context.
+
+        A superset of what the frames below a completed rule can scan next (FOLLOW sets over
+        bytes, closed over rules that complete at once with it).
+        """
+        if self._follow is None:
+            self._follow = self._follow_sets()
+        found = 0
+        for rule in rules:
+            found |= self._follow[rule]
+        bits = np.frombuffer(found.to_bytes(32, "little"), dtype=np.uint8)
+        return np.unpackbits(bits, bitorder="little").astype(np.bool_)
+
+    def _follow_sets(self) -> list[int]:
+        tables = self._tables
+        follow = [0] * (self.compiled.num_rules + 1)
+        inherits: list[set[int]] = [set() for _ in follow]
+        for edges in self.compiled.call_edges:
+            for rule, target in edges:
+                after = tables.closed_config((target,))
+                follow[rule] |= self._first_bytes(after)
+                inherits[rule].update(tables.completes[after])
+        changed = True
+        while changed:
+            changed = False
+            for rule, others in enumerate(inherits):
+                merged = follow[rule]
+                for other in others:
+                    merged |= follow[other]
+                if merged != follow[rule]:
+                    follow[rule] = merged
+                    changed = True
+        return follow
+
+    def _first_bytes(self, config: int) -> int:
+        """The bytes ``config`` or the rules it calls can scan, as a 256-bit int."""
+        found = 0
+        predicted = self._tables.predicted(config)
+        for c in (config, predicted) if predicted >= 0 else (config,):
+            for byte, target in enumerate(self.byte_row(c)):
+                if target >= 0:
+                    found |= 1 << byte
         return found
 
     def is_inactive(self, config: int) -> bool:

@@ -5,9 +5,9 @@ and vocabulary. A mask is computed in three layers:
 
 1. **Mask cache.** States are keyed canonically (:meth:`StateAutomaton.state_key`), so a state
    seen before costs one dict look-up.
-2. **Token classes.** Each group's configuration classifies every token once
+2. **Token classes.** Each group's context classifies every token once
    (:mod:`grammarkit.decode.token_classes`); the union of the accepted sets is allowed outright.
-   The configurations reachable from the start are classified when the engine is built, until
+   The contexts reachable from the start are classified when the engine is built, until
    a deadline (by default :data:`BUILD_SECONDS` after the build began).
 3. **Exact walk.** The remaining uncertain tokens run through the full parse state
    (:class:`~grammarkit.decode.state_automaton.StateAutomaton`), sharing parser steps between
@@ -29,8 +29,9 @@ from grammarkit.automata.compiled import CompiledGrammar
 from grammarkit.decode.bitmask import Words, clear_bits, set_bits
 from grammarkit.decode.earley_core import EarleyCore, Frame, ParseState
 from grammarkit.decode.state_automaton import StateAutomaton, StateKey
-from grammarkit.decode.token_classes import TokenClassifier, union_of
+from grammarkit.decode.token_classes import TokenClassifier, context, union_of
 from grammarkit.decode.token_index import TokenIndex, token_index
+from grammarkit.decode.token_partition import token_partition
 from grammarkit.vocab import Vocabulary
 
 MASK_CACHE_SIZE = 4096
@@ -46,7 +47,8 @@ class MaskEngine:
     def __init__(self, compiled: CompiledGrammar, vocab: Vocabulary, deadline: float):
         self.core = EarleyCore(compiled)
         self.index: TokenIndex = token_index(vocab)
-        self.automaton = StateAutomaton(self.core, self.index)
+        self.partition = token_partition(compiled, self.index)
+        self.automaton = StateAutomaton(self.core, self.index, self.partition)
         self._classifier = TokenClassifier(self.automaton, self.index)
         self._masks: OrderedDict[StateKey, Words] = OrderedDict()
         start = self.core.initial()
@@ -57,11 +59,11 @@ class MaskEngine:
     def nbytes(self) -> int:
         """Memory held by cached classes and masks (the shared token index not included)."""
         masks = sum(m.nbytes for m in self._masks.values())
-        return self._classifier.nbytes + self.automaton.nbytes + masks
+        return self._classifier.nbytes + self.automaton.nbytes + self.partition.nbytes + masks
 
     @property
     def num_classified(self) -> int:
-        """Configurations classified so far."""
+        """Contexts classified so far."""
         return self._classifier.num_classified
 
     # -- masks -----------------------------------------------------------------------------------
@@ -79,8 +81,8 @@ class MaskEngine:
         return words
 
     def _compute(self, state: ParseState) -> Words:
-        classes = union_of([self._classifier.classes(config) for _, config in state.groups],
-                           self.index)
+        classes = union_of([self._classifier.classes(context(frame, config))
+                            for frame, config in state.groups], self.index)
         words = classes.accepted.copy()
         if len(classes.uncertain):
             walk = self.automaton.walk(self.automaton.number(state), classes.uncertain)

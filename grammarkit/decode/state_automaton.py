@@ -4,7 +4,7 @@ Every Earley state the decoder meets is numbered by its canonical key, so states
 same continuations share one number. The key keeps only what a future byte or token can reach:
 
 - groups that can do nothing more (no edges left, not accepting: their completions are done)
-  are dropped;
+  are dropped, except where they complete at the bottom of a local state (see below);
 - a frame is described by its own configuration and those parent entries whose configuration
   calls a rule that can still complete at the frame, recursively; positions and object
   identities are dropped.
@@ -15,12 +15,16 @@ Byte steps between numbers are computed with the recognizer the first time they 
 kept in a dense ``[states, 256]`` table; a token walk then runs every candidate token through
 the table column by column, like a byte DFA, and only unseen ``(state, byte)`` pairs cost a
 parser step. Because the table is shared by all masks of a grammar, tokens sharing a prefix
-share its steps within one mask (a token-trie walk) and across masks.
+share its steps within one mask (a token-trie walk) and across masks. Only one token per group
+of a :class:`~grammarkit.decode.token_partition.TokenPartition` is walked.
 
-*Local* states support :mod:`grammarkit.decode.token_classes`: one configuration parsed on its
-own (with the rules it calls), over a bottom frame that returns nowhere. Such a state is *open*
-when a rule started at the bottom completes, i.e. when the real parse stack below could take
-over.
+*Local* states support :mod:`grammarkit.decode.token_classes`: one group parsed on its own (with
+the rules it calls), over a *bottom* frame that predicted the same configuration as the group's
+real frame but has no parents. Rules started there complete into the frame's own callers (an
+identifier completing into ``call ::= name "("``, at the same origin) exactly as in the real
+state. Where a rule started at the bottom completes, the real parse stack below could take over
+too, but only with a byte that can follow that rule somewhere in the grammar: such
+``(state, byte)`` pairs are *rescuable*, and a token rejected after one is only uncertain.
 """
 
 from __future__ import annotations
@@ -32,6 +36,10 @@ import numpy.typing as npt
 
 from grammarkit.decode.earley_core import EarleyCore, Frame, ParseState
 from grammarkit.decode.token_index import TokenIndex
+from grammarkit.decode.token_partition import TokenPartition
+
+BOTTOM = -1
+"""Position of the bottom frame of local states (real frames have positions ``>= 0``)."""
 
 UNKNOWN = -2
 """Table entry of a step not computed yet (``-1``: the byte is rejected)."""
@@ -54,7 +62,8 @@ class Walk:
     accepted : ndarray of int64
         Ranks whose every byte was accepted (in no particular order).
     open_failed : ndarray of int64
-        Ranks rejected after passing an open state (always empty for real states).
+        Ranks rejected after passing a rescuable ``(state, byte)`` pair (always empty for real
+        states).
     """
 
     accepted: npt.NDArray[np.int64]
@@ -64,23 +73,23 @@ class Walk:
 class StateAutomaton:
     """Numbers Earley states canonically and steps them by bytes, memoized."""
 
-    def __init__(self, core: EarleyCore, index: TokenIndex):
+    def __init__(self, core: EarleyCore, index: TokenIndex, partition: TokenPartition):
         self.core = core
         self._index = index
-        self._signatures: dict[tuple[int, tuple[tuple[int, int], ...]], int] = {}
+        self._partition = partition
+        self._signatures: dict[tuple[int, tuple[tuple[int, int], ...], bool], int] = {}
         self._reset()
 
     def _reset(self) -> None:
         self._numbers: dict[StateKey, int] = {}
         self._states: list[ParseState] = []
-        self._open: list[bool] = []
-        self._open_array = np.zeros(0, dtype=np.bool_)
         self._table = np.full((64, 256), UNKNOWN, dtype=np.int32)
+        self._rescuable = np.zeros((64, 256), dtype=np.bool_)
         self._frame_keys: dict[Frame, int] = {}
 
     @property
     def nbytes(self) -> int:
-        return int(self._table.nbytes)
+        return int(self._table.nbytes + self._rescuable.nbytes)
 
     @property
     def num_states(self) -> int:
@@ -98,13 +107,17 @@ class StateAutomaton:
         if found is None:
             found = self._numbers[key] = len(self._states)
             self._states.append(state)
-            core, empty = self.core, self.core.empty_config
-            self._open.append(any(not frame.parents and frame.own == empty
-                                  and core.completes(config) for frame, config in state.groups))
             if found >= len(self._table):
                 grown = np.full((2 * len(self._table), 256), UNKNOWN, dtype=np.int32)
                 grown[: len(self._table)] = self._table
                 self._table = grown
+                rescuable = np.zeros(grown.shape, dtype=np.bool_)
+                rescuable[: len(self._rescuable)] = self._rescuable
+                self._rescuable = rescuable
+            completed = tuple(r for frame, config in state.groups if frame.position == BOTTOM
+                              for r in self.core.completes(config))
+            if completed:
+                self._rescuable[found] = self.core.follow_bytes(completed)
         return found
 
     def first_bytes(self, number: int) -> npt.NDArray[np.bool_]:
@@ -114,9 +127,9 @@ class StateAutomaton:
             possible |= np.asarray(self.core.byte_row(config)) >= 0
         return possible
 
-    def local(self, config: int) -> int:
-        """The number of ``config`` parsed on its own over a bottom frame."""
-        bottom = Frame(0, (), self.core.empty_config)
+    def local(self, config: int, own: int) -> int:
+        """The number of ``config`` parsed on its own over a bottom frame that predicted ``own``."""
+        bottom = Frame(BOTTOM, (), own)
         return self.number(self.core.close({bottom: config}, 0))
 
     def state_key(self, state: ParseState, frame_keys: dict[Frame, int]) -> StateKey:
@@ -124,9 +137,11 @@ class StateAutomaton:
 
         ``frame_keys`` memoizes frame numbers (frames never change once built).
         """
-        inactive = self.core.is_inactive
+        inactive, completes = self.core.is_inactive, self.core.completes
         return tuple(sorted((self._frame_key(frame, frame_keys), config)
-                            for frame, config in state.groups if not inactive(config)))
+                            for frame, config in state.groups
+                            if not inactive(config)
+                            or frame.position == BOTTOM and completes(config)))
 
     def _frame_key(self, frame: Frame, memo: dict[Frame, int]) -> int:
         found = memo.get(frame)
@@ -145,7 +160,8 @@ class StateAutomaton:
             if missing:
                 pending.extend(missing)
                 continue
-            signature = (top.own, tuple(sorted((memo[p], c) for p, c in parents)))
+            signature = (top.own, tuple(sorted((memo[p], c) for p, c in parents)),
+                         top.position == BOTTOM)
             memo[top] = self._signatures.setdefault(signature, len(self._signatures))
             pending.pop()
         return memo[frame]
@@ -157,6 +173,12 @@ class StateAutomaton:
     # -- walks -----------------------------------------------------------------------------------
     def walk(self, start: int, ranks: npt.NDArray[np.int64]) -> Walk:
         """Run the tokens ``ranks`` from state number ``start``."""
+        partition = self._partition
+        walk = self._walk_each(start, partition.representatives(ranks))
+        return Walk(partition.members(walk.accepted, ranks),
+                    partition.members(walk.open_failed, ranks))
+
+    def _walk_each(self, start: int, ranks: npt.NDArray[np.int64]) -> Walk:
         if len(self._states) > MAX_STATES:
             state = self._states[start]
             self._reset()
@@ -177,6 +199,8 @@ class StateAutomaton:
             if not len(ranks):
                 break
             pairs = current * 256 + columns[k, ranks]
+            if k:
+                passed |= self._rescuable.reshape(-1)[pairs]
             following = self._table.reshape(-1)[pairs]
             unknown = following == UNKNOWN
             if unknown.any():
@@ -189,9 +213,6 @@ class StateAutomaton:
                 ranks, following, passed, lengths = ranks[live], following[live], passed[live], \
                     lengths[live]
             current = following.astype(np.int64)
-            if len(self._open_array) != len(self._open):
-                self._open_array = np.array(self._open, dtype=np.bool_)
-            passed |= self._open_array[current]
         return Walk(_joined(accepted), _joined(failed))
 
     def _fill(self, pairs: npt.NDArray[np.int64]) -> None:

@@ -1,23 +1,28 @@
 """Adaptive token classes: which tokens one parser configuration accepts on its own.
 
 An Earley state is a few *groups*, each a configuration (a set of rule-automaton states sharing
-one origin). For a group, every ordinary token falls in one of three classes, computed once per
-configuration by walking all tokens through the configuration parsed on its own (with the rules
-it calls, but nothing below it; see :class:`~grammarkit.decode.state_automaton.StateAutomaton`),
-like xgrammar's adaptive token mask cache:
+one origin frame). For a group, every ordinary token falls in one of three classes, computed once
+per *context* (the group's configuration and the configuration its frame predicted) by walking
+all tokens through the group parsed on its own (with the rules it calls and its frame's callers
+of them, but nothing below the frame; see
+:class:`~grammarkit.decode.state_automaton.StateAutomaton`), like xgrammar's adaptive token mask
+cache:
 
 accepted
     Every byte of the token is parsed without leaving the group: the token is allowed, whatever
     the rest of the state holds.
 uncertain
-    Parsing fails, but only after a rule of the group completed (after the first byte): the
-    frames below might continue the token, so only the full parser can tell.
+    Parsing fails, but only after a rule started at the group's frame completed (after the first
+    byte): the frames below might continue the token, so only the full parser can tell.
 rejected
     Everything else: this group cannot continue the token at all.
 
+Including the frame's own callers matters: an identifier group classified alone would leave
+every token like ``abc(`` uncertain (the identifier ends inside it), about 100k tokens.
+
 The decoder allows the union of the accepted sets of a state's groups and runs the full parser
 only on the union of their uncertain sets. :meth:`TokenClassifier.precompute` classifies the
-configurations reachable from a state ahead of time (at compile time, within a budget), so
+contexts reachable from a state ahead of time (at compile time, within a budget), so
 decoding rarely pays for a first classification.
 """
 
@@ -31,14 +36,14 @@ import numpy as np
 import numpy.typing as npt
 
 from grammarkit.decode.bitmask import Words, set_bits
-from grammarkit.decode.earley_core import ParseState
+from grammarkit.decode.earley_core import Frame, ParseState
 from grammarkit.decode.state_automaton import StateAutomaton
 from grammarkit.decode.token_index import TokenIndex
 
 
 @dataclass(frozen=True, eq=False)
 class TokenClasses:
-    """One configuration's classification of the ordinary tokens.
+    """One context's classification of the ordinary tokens.
 
     Attributes
     ----------
@@ -56,13 +61,22 @@ class TokenClasses:
         return self.accepted.nbytes + self.uncertain.nbytes
 
 
+Context = tuple[int, int]
+"""A group's configuration and the configuration its frame predicted."""
+
+
+def context(frame: Frame, config: int) -> Context:
+    """The classification context of the group ``(frame, config)``."""
+    return config, frame.own
+
+
 class TokenClassifier:
-    """Computes and caches :class:`TokenClasses` per configuration."""
+    """Computes and caches :class:`TokenClasses` per context."""
 
     def __init__(self, automaton: StateAutomaton, index: TokenIndex):
         self._automaton = automaton
         self._index = index
-        self._cache: dict[int, TokenClasses] = {}
+        self._cache: dict[Context, TokenClasses] = {}
 
     @property
     def nbytes(self) -> int:
@@ -72,11 +86,11 @@ class TokenClassifier:
     def num_classified(self) -> int:
         return len(self._cache)
 
-    def classes(self, config: int) -> TokenClasses:
-        """The classification of every ordinary token from ``config``."""
-        found = self._cache.get(config)
+    def classes(self, group: Context) -> TokenClasses:
+        """The classification of every ordinary token from the context ``group``."""
+        found = self._cache.get(group)
         if found is None:
-            local = self._automaton.local(config)
+            local = self._automaton.local(*group)
             ranks = self._index.starting_with(self._automaton.first_bytes(local))
             walk = self._automaton.walk(local, ranks)
             words = np.zeros_like(self._index.ordinary_words)
@@ -84,49 +98,42 @@ class TokenClassifier:
             words.setflags(write=False)
             uncertain = np.sort(walk.open_failed)
             uncertain.setflags(write=False)
-            found = self._cache[config] = TokenClasses(words, uncertain)
+            found = self._cache[group] = TokenClasses(words, uncertain)
         return found
 
     def precompute(self, start: ParseState, deadline: float) -> bool:
-        """Classify the configurations reachable from ``start``, breadth first.
+        """Classify the contexts reachable from ``start``, breadth first.
 
-        A configuration is reachable when it is a group of some state met by a walk so far
-        (classification walks meet the states any token can lead to) or where a group's config
-        continues after a rule it calls completes; the other configurations
-        the parser has interned meanwhile come last. Stops at ``deadline`` (a
+        A context is reachable when it is a group of some state met by a walk so far
+        (classification walks meet the states any token can lead to) or where a group continues
+        in its frame after a rule it calls completes. Stops at ``deadline`` (a
         ``time.perf_counter()`` value).
 
         Returns
         -------
         bool
-            Whether every reachable configuration was classified before the deadline.
+            Whether every reachable context was classified before the deadline.
         """
         automaton = self._automaton
-        queue = deque(config for _, config in start.groups)
+        queue = deque(context(frame, config) for frame, config in start.groups)
         seen = set(queue)
-        scanned = interned = 0
-        while True:
-            if not queue:
-                queue.extend(c for c in range(interned, automaton.core.num_configs())
-                             if c not in seen)
-                seen.update(queue)
-                interned = automaton.core.num_configs()
-                if not queue:
-                    return True
+        scanned = 0
+        while queue:
             if time.perf_counter() >= deadline:
                 return False
-            config = queue.popleft()
-            self.classes(config)
-            for after in automaton.core.return_configs(config):
-                if after not in seen:
-                    seen.add(after)
-                    queue.append(after)
+            group = queue.popleft()
+            self.classes(group)
+            config, own = group
+            found = [(after, own) for after in automaton.core.return_configs(config)]
             for number in range(scanned, automaton.num_states):
-                for _, config in automaton.state(number).groups:
-                    if config not in seen:
-                        seen.add(config)
-                        queue.append(config)
+                found.extend(context(frame, config)
+                             for frame, config in automaton.state(number).groups)
             scanned = automaton.num_states
+            for reached in found:
+                if reached not in seen:
+                    seen.add(reached)
+                    queue.append(reached)
+        return True
 
 
 def union_of(classes: list[TokenClasses], index: TokenIndex) -> TokenClasses:
