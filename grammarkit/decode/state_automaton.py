@@ -12,7 +12,7 @@ same continuations share one number. The key keeps only what a future byte or to
 So a free string, which leaves one finished character frame behind per character, keeps one key.
 
 Byte steps between numbers are computed with the recognizer the first time they are needed and
-kept in a dense ``[states, 256]`` table; a token walk then runs every candidate token through
+kept in a dense ``[states, 256]`` table (one step fills a byte's whole class); a token walk then runs every candidate token through
 the table column by column, like a byte DFA, and only unseen ``(state, byte)`` pairs cost a
 parser step. Because the table is shared by all masks of a grammar, tokens sharing a prefix
 share its steps within one mask (a token-trie walk) and across masks. Only one token per group
@@ -167,8 +167,10 @@ class StateAutomaton:
         return memo[frame]
 
     def _step(self, number: int, byte: int) -> None:
+        """Fill the table entries of ``number`` for every byte of ``byte``'s class."""
         after = self.core.advance(self._states[number], bytes((byte,)))
-        self._table[number, byte] = -1 if after is None else self.number(after)
+        target = -1 if after is None else self.number(after)
+        self._table[number, self._partition.same_class[byte]] = target
 
     # -- walks -----------------------------------------------------------------------------------
     def walk(self, start: int, ranks: npt.NDArray[np.int64]) -> Walk:
@@ -224,8 +226,11 @@ class StateAutomaton:
             distinct = np.flatnonzero(seen)
         else:
             distinct = np.unique(pairs)
+        table = self._table
         for pair in distinct.tolist():
-            self._step(pair >> 8, pair & 255)
+            if table[pair >> 8, pair & 255] == UNKNOWN:
+                self._step(pair >> 8, pair & 255)
+                table = self._table
 
 
 def _joined(parts: list[npt.NDArray[np.int64]]) -> npt.NDArray[np.int64]:

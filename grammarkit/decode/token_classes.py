@@ -106,8 +106,8 @@ class TokenClassifier:
 
         A context is reachable when it is a group of some state met by a walk so far
         (classification walks meet the states any token can lead to) or where a group continues
-        in its frame after a rule it calls completes. Stops at ``deadline`` (a
-        ``time.perf_counter()`` value).
+        in its frame after a rule it calls completes. Stops before ``deadline`` (a
+        ``time.perf_counter()`` value) if the slowest classification so far would overrun it.
 
         Returns
         -------
@@ -118,11 +118,14 @@ class TokenClassifier:
         queue = deque(context(frame, config) for frame, config in start.groups)
         seen = set(queue)
         scanned = 0
+        longest = 0.0  # the slowest classification so far: the next one may take as long
         while queue:
-            if time.perf_counter() >= deadline:
+            began = time.perf_counter()
+            if began + longest >= deadline:
                 return False
             group = queue.popleft()
             self.classes(group)
+            longest = max(longest, time.perf_counter() - began)
             config, own = group
             found = [(after, own) for after in automaton.core.return_configs(config)]
             for number in range(scanned, automaton.num_states):

@@ -55,9 +55,12 @@ class TokenPartition:
         The group of each rank.
     representative : ndarray of int64
         One rank of each group.
+    same_class : list of ndarray of int64
+        ``same_class[b]``: the bytes of byte ``b``'s class.
     """
 
     def __init__(self, classes: npt.NDArray[np.int64], index: TokenIndex):
+        self.same_class = [np.flatnonzero(classes == c) for c in classes.tolist()]
         bits = max(1, int(classes.max()).bit_length())
         per_pass = max(1, (62 - index.num_tokens.bit_length()) // bits)
         lengths = index.lengths.astype(np.int64)
