@@ -14,19 +14,24 @@ and vocabulary. A mask is computed in three layers:
    tokens with a common prefix and between masks.
 
 ``Token``/``ExcludeToken`` edges of the current groups add whole token ids on top.
+
+When every reachable context is classified before the build deadline, up to
+:data:`WARM_SECONDS` of the rest of the build time warms the mask cache: states reachable by tokens from the start, breadth first (one token
+per :class:`~grammarkit.decode.token_partition.TokenPartition` group, skipping states with
+more than :data:`WARM_FANOUT` groups allowed, like free text).
 """
 
 from __future__ import annotations
 
 import time
 import weakref
-from collections import OrderedDict
+from collections import OrderedDict, deque
 
 import numpy as np
 import numpy.typing as npt
 
 from grammarkit.automata.compiled import CompiledGrammar
-from grammarkit.decode.bitmask import Words, clear_bits, set_bits
+from grammarkit.decode.bitmask import Words, bools_from_words, clear_bits, set_bits
 from grammarkit.decode.earley_core import EarleyCore, Frame, ParseState
 from grammarkit.decode.state_automaton import StateAutomaton, StateKey
 from grammarkit.decode.token_classes import TokenClassifier, context, union_of
@@ -39,6 +44,12 @@ MASK_CACHE_SIZE = 4096
 
 BUILD_SECONDS = 0.7
 """Default time budget of building an engine, precomputed token classes included."""
+
+WARM_SECONDS = 0.2
+"""Longest time spent warming the mask cache (within the build deadline)."""
+
+WARM_FANOUT = 4096
+"""States allowing more token groups than this are not expanded when warming the mask cache."""
 
 
 class MaskEngine:
@@ -53,7 +64,10 @@ class MaskEngine:
         self._masks: OrderedDict[StateKey, Words] = OrderedDict()
         start = self.core.initial()
         self.precomputed = self._classifier.precompute(start, deadline)
-        self.mask(start, self.state_key(start, {}))
+        if self.precomputed:
+            self._warm(start, min(deadline, time.perf_counter() + WARM_SECONDS))
+        else:
+            self.mask(start, self.state_key(start, {}))
 
     @property
     def nbytes(self) -> int:
@@ -100,6 +114,25 @@ class MaskEngine:
     def _in_range(self, ids: tuple[int, ...]) -> npt.NDArray[np.int64]:
         array = np.array(ids, dtype=np.int64)
         return array[(array >= 0) & (array < self.index.vocab_size)]
+
+    def _warm(self, start: ParseState, deadline: float) -> None:
+        """Cache the masks of states reachable from ``start``, breadth first, until ``deadline``."""
+        automaton, index = self.automaton, self.index
+        frame_keys: dict[Frame, int] = {}
+        queue = deque([start])
+        seen = {automaton.number(start)}
+        while queue and time.perf_counter() < deadline:
+            state = queue.popleft()
+            allowed = bools_from_words(self.mask(state, self.state_key(state, frame_keys)),
+                                       index.vocab_size)
+            ranks = index.rank_of[np.flatnonzero(allowed)]
+            ranks = ranks[ranks >= 0]
+            if len(self.partition.representatives(ranks)) > WARM_FANOUT:
+                continue
+            for after in np.unique(automaton.walk(automaton.number(state), ranks).arrived).tolist():
+                if after not in seen:
+                    seen.add(after)
+                    queue.append(automaton.state(after))
 
     # -- steps -----------------------------------------------------------------------------------
     def token_step(self, state: ParseState, token_id: int, ordinary: bool,

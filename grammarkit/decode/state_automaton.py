@@ -64,10 +64,13 @@ class Walk:
     open_failed : ndarray of int64
         Ranks rejected after passing a rescuable ``(state, byte)`` pair (always empty for real
         states).
+    arrived : ndarray of int64
+        The numbers of the states the accepted ranks end in (with repeats).
     """
 
     accepted: npt.NDArray[np.int64]
     open_failed: npt.NDArray[np.int64]
+    arrived: npt.NDArray[np.int64]
 
 
 class StateAutomaton:
@@ -178,7 +181,7 @@ class StateAutomaton:
         partition = self._partition
         walk = self._walk_each(start, partition.representatives(ranks))
         return Walk(partition.members(walk.accepted, ranks),
-                    partition.members(walk.open_failed, ranks))
+                    partition.members(walk.open_failed, ranks), walk.arrived)
 
     def _walk_each(self, start: int, ranks: npt.NDArray[np.int64]) -> Walk:
         if len(self._states) > MAX_STATES:
@@ -191,10 +194,12 @@ class StateAutomaton:
         passed = np.zeros(len(ranks), dtype=np.bool_)
         accepted: list[npt.NDArray[np.int64]] = []
         failed: list[npt.NDArray[np.int64]] = []
+        arrived: list[npt.NDArray[np.int64]] = []
         for k in range(columns.shape[0] + 1):
             ends = lengths == k
             if ends.any():
                 accepted.append(ranks[ends])
+                arrived.append(current[ends])
                 keep = ~ends
                 ranks, current, passed, lengths = ranks[keep], current[keep], passed[keep], \
                     lengths[keep]
@@ -215,7 +220,7 @@ class StateAutomaton:
                 ranks, following, passed, lengths = ranks[live], following[live], passed[live], \
                     lengths[live]
             current = following.astype(np.int64)
-        return Walk(_joined(accepted), _joined(failed))
+        return Walk(_joined(accepted), _joined(failed), _joined(arrived))
 
     def _fill(self, pairs: npt.NDArray[np.int64]) -> None:
         """Compute the table entries of ``pairs`` (``state * 256 + byte``, with repeats)."""
