@@ -9,7 +9,8 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-MAX_CODEPOINT = 0x10FFFF
+from grammarkit.codepoints import MAX_CODEPOINT, merge
+
 END = MAX_CODEPOINT + 1
 """A pseudo code point: the end of the input."""
 
@@ -23,14 +24,7 @@ class CharSet:
     @classmethod
     def of(cls, ranges: Iterable[tuple[int, int]]) -> CharSet:
         """The union of inclusive ``ranges``, in any order, overlapping or not."""
-        merged: list[tuple[int, int]] = []
-        for low, high in sorted(ranges):
-            if merged and low <= merged[-1][1] + 1:
-                if high > merged[-1][1]:
-                    merged[-1] = (merged[-1][0], high)
-            else:
-                merged.append((low, high))
-        return cls(tuple(merged))
+        return cls(merge(ranges))
 
     @classmethod
     def of_string(cls, text: str) -> CharSet:

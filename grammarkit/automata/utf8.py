@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-MAX_CODEPOINT = 0x10FFFF
+from grammarkit.codepoints import MAX_CODEPOINT, complement, merge
 
 CodepointRanges = tuple[tuple[int, int], ...]
 ByteSequence = tuple[tuple[int, int], ...]
@@ -30,28 +30,8 @@ def encode(text: str) -> bytes:
 
 def normalize(ranges: Iterable[tuple[int, int]]) -> CodepointRanges:
     """Sort and merge ``ranges`` (clamped to valid code points) into disjoint ranges."""
-    merged: list[list[int]] = []
-    for lo, hi in sorted((max(0, lo), min(MAX_CODEPOINT, hi)) for lo, hi in ranges):
-        if lo > hi:
-            continue
-        if merged and lo <= merged[-1][1] + 1:
-            merged[-1][1] = max(merged[-1][1], hi)
-        else:
-            merged.append([lo, hi])
-    return tuple((lo, hi) for lo, hi in merged)
-
-
-def complement(ranges: CodepointRanges) -> CodepointRanges:
-    """The code points not in ``ranges`` (which must be normalized)."""
-    result = []
-    start = 0
-    for lo, hi in ranges:
-        if lo > start:
-            result.append((start, lo - 1))
-        start = hi + 1
-    if start <= MAX_CODEPOINT:
-        result.append((start, MAX_CODEPOINT))
-    return tuple(result)
+    clamped = ((max(0, lo), min(MAX_CODEPOINT, hi)) for lo, hi in ranges)
+    return merge((lo, hi) for lo, hi in clamped if lo <= hi)
 
 
 def class_codepoints(ranges: Iterable[tuple[int, int]], negated: bool) -> CodepointRanges:

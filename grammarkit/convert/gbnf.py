@@ -26,7 +26,8 @@ import re
 from abc import ABC, abstractmethod
 from dataclasses import dataclass, field, replace
 
-from grammarkit.convert.regex import MAX_CODEPOINT, Ranges, merge_ranges, regex_to_ast
+from grammarkit.codepoints import MAX_CODEPOINT, Ranges, merge
+from grammarkit.convert.regex import regex_to_ast
 from grammarkit.diagnostics import MAX_DIAGNOSTICS, Diagnostic, GrammarError, Severity, error
 from grammarkit.ebnf import ast
 from grammarkit.ebnf.parser import MAX_NESTING
@@ -660,7 +661,7 @@ class _GbnfReader:
             raise self._fail("empty character class", span,
                              "llama.cpp reads `[]` and `[^]` as the empty string; write `\"\"` "
                              "or `.` for what you mean")
-        return ast.CharClass(merge_ranges(ranges), negated, span)
+        return ast.CharClass(merge(ranges), negated, span)
 
     def _token(self) -> ast.TokenSet:
         start = self.pos

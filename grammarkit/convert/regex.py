@@ -29,6 +29,7 @@ import re
 import unicodedata
 from dataclasses import dataclass, field, replace
 
+from grammarkit.codepoints import MAX_CODEPOINT, Ranges, complement, merge
 from grammarkit.diagnostics import MAX_DIAGNOSTICS, Diagnostic, GrammarError, Severity, error
 from grammarkit.ebnf import ast
 from grammarkit.ebnf.lexer import MAX_INTEGER
@@ -38,9 +39,7 @@ from grammarkit.source import SourceText
 FLAVORS = ("ecma", "python")
 """The regular-expression syntaxes understood."""
 
-MAX_CODEPOINT = 0x10FFFF
 
-Ranges = tuple[tuple[int, int], ...]
 """Inclusive code-point ranges."""
 
 DIGIT: Ranges = ((0x30, 0x39),)
@@ -227,7 +226,7 @@ class _Parser:
                 self._end_anchor(start)
             elif c == ".":
                 self.pos += 1
-                dot = _char_class(_complement(((0x0A, 0x0A),)) if self.python
+                dot = _char_class(complement(((0x0A, 0x0A),)) if self.python
                                   else ((0, MAX_CODEPOINT),))
                 self._atom(replace(dot, span=ast.Span(start, self.pos)))
             else:
@@ -561,7 +560,7 @@ class _Parser:
         ranges = {"d": DIGIT, "w": WORD, "s": SPACE[self.flavor]}.get(c.lower())
         if ranges is None:
             return None
-        return _complement(ranges) if c.isupper() else ranges
+        return complement(ranges) if c.isupper() else ranges
 
     def _char_escape(self, in_class: bool) -> int | None:
         """Consume the escape at ``pos`` naming one code point; ``None`` (reported) if invalid."""
@@ -705,7 +704,7 @@ class _Parser:
                         "write `[^]` for any character, or escape a literal bracket as `\\[`")
             self._placeholder(span)
             return
-        merged = merge_ranges(ranges)
+        merged = merge(ranges)
         if not merged and not negated:
             self._placeholder(span)  # every member was reported
             return
@@ -795,33 +794,9 @@ def _sequence(items: list[ast.Expr], span: ast.Span) -> ast.Expr:
     return ast.Sequence(tuple(merged), span)
 
 
-def merge_ranges(ranges: list[tuple[int, int]]) -> Ranges:
-    """Sorted, non-overlapping, non-adjacent ranges covering the same code points."""
-    merged: list[tuple[int, int]] = []
-    for low, high in sorted(ranges):
-        if merged and low <= merged[-1][1] + 1:
-            merged[-1] = (merged[-1][0], max(merged[-1][1], high))
-        else:
-            merged.append((low, high))
-    return tuple(merged)
-
-
-def _complement(ranges: Ranges) -> Ranges:
-    """The code points ``0..0x10FFFF`` outside sorted, merged ``ranges``."""
-    result = []
-    next_low = 0
-    for low, high in ranges:
-        if low > next_low:
-            result.append((next_low, low - 1))
-        next_low = high + 1
-    if next_low <= MAX_CODEPOINT:
-        result.append((next_low, MAX_CODEPOINT))
-    return tuple(result)
-
-
 def _char_class(ranges: Ranges) -> ast.CharClass:
     """A class for sorted ``ranges``, negated when that is shorter (``\\D`` as ``[^0-9]``)."""
-    complement = _complement(ranges)
-    if 0 < len(complement) < len(ranges):
-        return ast.CharClass(complement, negated=True)
+    outside = complement(ranges)
+    if 0 < len(outside) < len(ranges):
+        return ast.CharClass(outside, negated=True)
     return ast.CharClass(ranges)

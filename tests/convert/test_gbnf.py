@@ -11,9 +11,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from grammarkit.codepoints import MAX_CODEPOINT, merge
 from grammarkit.convert.gbnf import from_gbnf, to_gbnf
 from grammarkit.convert.lark import to_lark
-from grammarkit.convert.regex import MAX_CODEPOINT, merge_ranges
 from grammarkit.diagnostics import GrammarError
 from grammarkit.ebnf import ast
 from grammarkit.ebnf.parser import parse
@@ -151,7 +151,7 @@ def normalized(expr: ast.Expr) -> ast.Expr:
     """``expr`` with what GBNF can't tell apart made equal: spelling of quantifiers, order of
     class ranges, nested sequences, one-element groups, classes of all or no characters."""
     if isinstance(expr, ast.CharClass):
-        ranges = merge_ranges(list(expr.ranges))
+        ranges = merge(list(expr.ranges))
         if not ranges:
             return ast.CharClass(((0, MAX_CODEPOINT),), negated=not expr.negated)
         return ast.CharClass(ranges, expr.negated)
@@ -184,7 +184,7 @@ def random_grammar(rng: random.Random) -> ast.GrammarAST:
         if kind == "class":
             ranges = tuple((lo, lo + rng.choice([0, 2])) for lo in
                            sorted({ord(rng.choice(alphabet)) for _ in range(rng.randint(0, 3))}))
-            return ast.CharClass(merge_ranges(list(ranges)), negated=rng.random() < 0.3)
+            return ast.CharClass(merge(list(ranges)), negated=rng.random() < 0.3)
         if kind == "repeat":
             low = rng.choice([0, 1, 2, 7])
             return ast.Repeat(body(depth - 1), low, rng.choice([None, low, low + 1, 2000]))

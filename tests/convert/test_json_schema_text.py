@@ -11,6 +11,7 @@ import uuid
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from grammarkit import codepoints
 from grammarkit.convert.json_schema.automata import (
     SCALARS,
     Ranges,
@@ -19,7 +20,6 @@ from grammarkit.convert.json_schema.automata import (
     in_ranges,
     intersect,
     literals_dfa,
-    ranges_of,
     with_length,
 )
 from grammarkit.convert.json_schema.formats import STRING_FORMATS
@@ -31,7 +31,7 @@ from grammarkit.convert.regex import regex_to_ast
 scalars = st.integers(0, 0x10FFFF).filter(lambda cp: not 0xD800 <= cp <= 0xDFFF)
 code_point_sets = st.lists(st.tuples(scalars, st.integers(0, 70000)), min_size=1,
                            max_size=4).map(
-    lambda pairs: ranges_of((low, min(low + width, 0x10FFFF)) for low, width in pairs))
+    lambda pairs: codepoints.merge((low, min(low + width, 0x10FFFF)) for low, width in pairs))
 
 
 def json_spellings(point: int) -> list[str]:

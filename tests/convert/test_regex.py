@@ -14,7 +14,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from grammarkit.convert.regex import MAX_CODEPOINT, regex_to_ast, regex_to_grammar
+from grammarkit.codepoints import MAX_CODEPOINT
+from grammarkit.convert.regex import regex_to_ast, regex_to_grammar
 from grammarkit.diagnostics import GrammarError
 from grammarkit.ebnf import ast
 from grammarkit.grammar import Grammar

@@ -17,9 +17,10 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from itertools import pairwise
 
+from grammarkit import codepoints
+from grammarkit.codepoints import Ranges
 from grammarkit.ebnf import ast
 
-Ranges = tuple[tuple[int, int], ...]
 """A set of code points: sorted, disjoint, non-adjacent inclusive ranges."""
 
 SCALARS: Ranges = ((0, 0xD7FF), (0xE000, 0x10FFFF))
@@ -37,37 +38,9 @@ class TooComplex(Exception):
 
 
 # -- code-point sets ---------------------------------------------------------------------------
-def ranges_of(pairs: Iterable[tuple[int, int]]) -> Ranges:
-    """The union of inclusive ``pairs``, normalized."""
-    merged: list[tuple[int, int]] = []
-    for low, high in sorted(pairs):
-        if merged and low <= merged[-1][1] + 1:
-            if high > merged[-1][1]:
-                merged[-1] = (merged[-1][0], high)
-        else:
-            merged.append((low, high))
-    return tuple(merged)
-
-
-def intersect_ranges(a: Ranges, b: Ranges) -> Ranges:
-    """``a & b``."""
-    result: list[tuple[int, int]] = []
-    i = j = 0
-    while i < len(a) and j < len(b):
-        low = max(a[i][0], b[j][0])
-        high = min(a[i][1], b[j][1])
-        if low <= high:
-            result.append((low, high))
-        if a[i][1] < b[j][1]:
-            i += 1
-        else:
-            j += 1
-    return tuple(result)
-
-
 def subtract_ranges(a: Ranges, b: Ranges) -> Ranges:
     """``a - b``."""
-    return intersect_ranges(a, complement_ranges(b))
+    return codepoints.intersect(a, complement_ranges(b))
 
 
 def complement_ranges(a: Ranges) -> Ranges:
@@ -80,7 +53,7 @@ def complement_ranges(a: Ranges) -> Ranges:
         next_low = max(next_low, high + 1)
     if next_low <= 0x10FFFF:
         result.append((next_low, 0x10FFFF))
-    return intersect_ranges(tuple(result), SCALARS)
+    return codepoints.intersect(tuple(result), SCALARS)
 
 
 def in_ranges(point: int, ranges: Ranges) -> bool:
@@ -114,7 +87,7 @@ def _partition(edges: Iterable[tuple[Ranges, int]]) -> list[tuple[Ranges, frozen
         if active and index + 1 < len(points):
             targets = frozenset().union(*(by_ranges[keys[key]] for key in active))
             pieces.setdefault(targets, []).append((point, points[index + 1] - 1))
-    return [(ranges_of(spans), targets) for targets, spans in pieces.items()]
+    return [(codepoints.merge(spans), targets) for targets, spans in pieces.items()]
 
 
 # -- NFA ---------------------------------------------------------------------------------------
@@ -173,8 +146,8 @@ def _build(nfa: NFA, expr: ast.Expr, start: int, end: int, depth: int) -> None:
         if not expr.value:
             nfa.epsilon[start].append(end)
     elif isinstance(expr, ast.CharClass):
-        ranges = ranges_of(expr.ranges)
-        ranges = complement_ranges(ranges) if expr.negated else intersect_ranges(ranges, SCALARS)
+        ranges = codepoints.merge(expr.ranges)
+        ranges = complement_ranges(ranges) if expr.negated else codepoints.intersect(ranges, SCALARS)
         if ranges:
             nfa.edges[start].append((ranges, end))
     elif isinstance(expr, ast.Sequence):
@@ -405,7 +378,7 @@ def intersect(a: DFA, b: DFA) -> DFA:
             builder.accepting.add(source)
         for left_ranges, left_target in a.edges[left]:
             for right_ranges, right_target in b.edges[right]:
-                common = intersect_ranges(left_ranges, right_ranges)
+                common = codepoints.intersect(left_ranges, right_ranges)
                 if common:
                     target = builder.state((left_target, right_target))
                     builder.edges[source].append((common, target))
@@ -417,7 +390,7 @@ def complement(a: DFA) -> DFA:
     dead = a.size
     edges: list[tuple[tuple[Ranges, int], ...]] = []
     for state_edges in a.edges:
-        covered = ranges_of(span for ranges, _ in state_edges for span in ranges)
+        covered = codepoints.merge(span for ranges, _ in state_edges for span in ranges)
         missing = subtract_ranges(SCALARS, covered)
         edges.append(state_edges + (((missing, dead),) if missing else ()))
     edges.append(((SCALARS, dead),))
@@ -559,7 +532,7 @@ def _quotient(a: DFA, atoms: list[tuple[int, int]], table: list[list[int]],
             if block_of[target] != dead_block:
                 spans.setdefault(number[block_of[target]], []).append(atoms[atom])
         edges[number[block]] = tuple(sorted(
-            ((ranges_of(pieces), target) for target, pieces in spans.items()),
+            ((codepoints.merge(pieces), target) for target, pieces in spans.items()),
             key=lambda edge: edge[0]))
     accepting = frozenset(number[block_of[s]] for s in a.accepting)
     return trim(DFA(0, accepting, tuple(edges)))

@@ -15,12 +15,11 @@ from collections.abc import Callable
 from functools import lru_cache
 from itertools import pairwise
 
+from grammarkit import codepoints
 from grammarkit.convert.json_schema.automata import (
     SCALARS,
     Ranges,
     complement_ranges,
-    intersect_ranges,
-    ranges_of,
     subtract_ranges,
 )
 from grammarkit.convert.json_schema.digits import (
@@ -52,9 +51,9 @@ _ASTRAL = (0x10000, 0x10FFFF)
 
 def spell_ranges(ranges: Ranges) -> ast.Expr:
     """Every JSON-string spelling of one code point in ``ranges``."""
-    ranges = intersect_ranges(ranges_of(ranges), SCALARS)
+    ranges = codepoints.intersect(codepoints.merge(ranges), SCALARS)
     alternatives: list[ast.Expr] = []
-    raw = intersect_ranges(ranges, RAW)
+    raw = codepoints.intersect(ranges, RAW)
     if len(raw) == 1 and raw[0][0] == raw[0][1]:
         alternatives.append(ast.Literal(chr(raw[0][0])))
     elif raw:
@@ -64,7 +63,7 @@ def spell_ranges(ranges: Ranges) -> ast.Expr:
         alternatives.append(ast.Literal(short[0]))
     elif short:
         alternatives.append(
-            ast.Sequence((ast.Literal("\\"), ast.CharClass(ranges_of((ord(c[1]),) * 2 for c in short))))
+            ast.Sequence((ast.Literal("\\"), ast.CharClass(codepoints.merge((ord(c[1]),) * 2 for c in short))))
         )
     alternatives.extend(_unicode_escapes(ranges))
     return choice(alternatives)
@@ -94,11 +93,11 @@ def _contains(ranges: Ranges, point: int) -> bool:
 def _unicode_escapes(ranges: Ranges) -> list[ast.Expr]:
     """``\\uXXXX`` spellings of the BMP members, surrogate pairs for the others."""
     alternatives: list[ast.Expr] = []
-    bmp = intersect_ranges(ranges, _BMP)
+    bmp = codepoints.intersect(ranges, _BMP)
     patterns = [p for low, high in bmp for p in range_patterns(low, high, 4, 16)]
     if patterns:
         alternatives.append(sequence([ast.Literal("\\u"), _factored(patterns)]))
-    astral = intersect_ranges(ranges, (_ASTRAL,))
+    astral = codepoints.intersect(ranges, (_ASTRAL,))
     for low, high in astral:
         alternatives.extend(_surrogate_pairs(low, high))
     return alternatives
@@ -180,7 +179,7 @@ def hex_digit_class(values: tuple[tuple[int, int], ...]) -> ast.Expr:
             start = max(low, 10) - 10
             spans.append((ord("a") + start, ord("a") + high - 10))
             spans.append((ord("A") + start, ord("A") + high - 10))
-    merged = ranges_of(spans)
+    merged = codepoints.merge(spans)
     if len(merged) == 1 and merged[0][0] == merged[0][1]:
         return ast.Literal(chr(merged[0][0]))
     return ast.CharClass(merged)
@@ -205,9 +204,9 @@ def spell_expr(expr: ast.Expr, char: Callable[[Ranges], ast.Expr]) -> ast.Expr:
         if isinstance(node, ast.Literal):
             done[id(node)] = spell_text(node.value)
         elif isinstance(node, ast.CharClass):
-            ranges = ranges_of(node.ranges)
+            ranges = codepoints.merge(node.ranges)
             done[id(node)] = char(complement_ranges(ranges) if node.negated else
-                                  intersect_ranges(ranges, SCALARS))
+                                  codepoints.intersect(ranges, SCALARS))
         elif isinstance(node, ast.Sequence):
             done[id(node)] = sequence([done[id(item)] for item in node.items])
         elif isinstance(node, ast.Choice):

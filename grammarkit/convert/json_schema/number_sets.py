@@ -6,6 +6,7 @@ from __future__ import annotations
 from decimal import Decimal
 from typing import TYPE_CHECKING
 
+from grammarkit import codepoints
 from grammarkit.convert.json_schema.automata import (
     DFA,
     TooComplex,
@@ -13,7 +14,6 @@ from grammarkit.convert.json_schema.automata import (
     dfa_from_expr,
     dfa_to_rules,
     intersect,
-    ranges_of,
 )
 from grammarkit.convert.json_schema.digits import choice
 from grammarkit.convert.json_schema.model import NumberSet
@@ -93,7 +93,7 @@ def points_expr(values: list[Decimal], emitter: Emitter) -> ast.Expr:
         return emitter.helper("number.values", expr)
 
     def spell(chars: tuple[str, ...]) -> ast.Expr:
-        return _digits(ranges_of((ord(c), ord(c)) for c in chars))
+        return _digits(codepoints.merge((ord(c), ord(c)) for c in chars))
 
     alternatives = []
     if whole:

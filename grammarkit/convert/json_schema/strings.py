@@ -17,6 +17,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from grammarkit import codepoints
 from grammarkit.convert.json_schema.automata import (
     DFA,
     SCALARS,
@@ -26,7 +27,6 @@ from grammarkit.convert.json_schema.automata import (
     dfa_to_rules,
     intersect,
     minimize,
-    ranges_of,
     universal_dfa,
     with_length,
 )
@@ -98,7 +98,7 @@ def _literals(s: StringSet, literal_sets: list[Literals], emitter: Emitter,
     def spell(chars: tuple[str, ...]) -> ast.Expr:
         if len(chars) == 1:
             return spell_char(chars[0])
-        return emitter.char(ranges_of((ord(c), ord(c)) for c in chars))
+        return emitter.char(codepoints.merge((ord(c), ord(c)) for c in chars))
 
     body = trie_expr(allowed, spell, ast.Literal(""),
                      lambda expr: emitter.helper(f"{name}.values", expr))
