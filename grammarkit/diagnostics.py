@@ -20,7 +20,6 @@ from typing import Any
 from grammarkit.ebnf.ast import Span
 from grammarkit.source import Position, SourceText
 
-
 _CONTEXT = 80
 """Characters of source shown on each side of a diagnostic's position."""
 
