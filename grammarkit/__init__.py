@@ -22,11 +22,7 @@ _EXPORTS = {
     "TokenMatcher": "grammarkit.decode",
     "allocate_token_bitmask": "grammarkit.decode",
     "apply_token_bitmask": "grammarkit.decode",
-    "check": "grammarkit.check",
-    "CheckReport": "grammarkit.check",
     "sample": "grammarkit.sample",
-    "generate": "grammarkit.generate",
-    "Completion": "grammarkit.generate",
 }
 
 __all__ = [  # noqa: RUF022 - grouped by stage, like _EXPORTS
@@ -41,11 +37,7 @@ __all__ = [  # noqa: RUF022 - grouped by stage, like _EXPORTS
     "TokenMatcher",
     "allocate_token_bitmask",
     "apply_token_bitmask",
-    "check",
-    "CheckReport",
     "sample",
-    "generate",
-    "Completion",
     "__version__",
 ]
 
