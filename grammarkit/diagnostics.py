@@ -111,6 +111,8 @@ class Diagnostic:
             lines.append(f"{gutter} | {caret}")
         if self.hint:
             lines.append(f"  = help: {self.hint}")
+        if pos is not None and pos.byte_column != pos.column:
+            lines.append(f"  = note: byte column {pos.byte_column} (xgrammar counts bytes)")
         return "\n".join(lines)
 
     def to_json(self) -> dict[str, Any]:

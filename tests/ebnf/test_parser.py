@@ -142,3 +142,9 @@ def test_bytes_input_and_invalid_utf8() -> None:
     ].body == ast.Literal("é")
     codes = [code for code, *_ in errors(b'root ::= "\xff"')]
     assert codes == ["GK113"]
+
+
+def test_rendering_names_the_byte_column_where_it_differs() -> None:
+    with pytest.raises(GrammarError) as info:
+        Grammar.from_ebnf('root ::= "é€" x')
+    assert info.value.render().endswith("= note: byte column 18 (xgrammar counts bytes)")
