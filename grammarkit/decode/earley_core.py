@@ -10,9 +10,6 @@ depends on nothing private.
 
 from __future__ import annotations
 
-import numpy as np
-import numpy.typing as npt
-
 from grammarkit.automata.compiled import CompiledGrammar
 from grammarkit.automata.earley import Frame, ParseState, Recognizer
 from grammarkit.automata.nfa import TokenEdge
@@ -33,6 +30,8 @@ class EarleyCore:
         self._inactive: dict[int, bool] = {}
         self._token_edges: dict[int, tuple[tuple[TokenEdge, int], ...]] = {}
         self._follow: list[int] | None = None
+        self._first: dict[int, int] = {}
+        self._follow_of: dict[int, tuple[tuple[int, int], ...]] = {}
 
     # -- whole states ----------------------------------------------------------------------------
     def initial(self) -> ParseState:
@@ -104,19 +103,22 @@ class EarleyCore:
             self._rules[config] = found
         return found
 
-    def follow_bytes(self, rules: tuple[int, ...]) -> npt.NDArray[np.bool_]:
-        """The bytes that can come right after one of ``rules`` completes, in any context.
 
-        A superset of what the frames below a completed rule can scan next (FOLLOW sets over
-        bytes, closed over rules that complete at once with it).
+    def follow(self, own: int) -> tuple[tuple[int, int], ...]:
+        """For each rule ``own`` predicts: the bytes that can come right after it completes.
+
+        Pairs ``(rule, bytes as a 256-bit int)``, ascending, over any context in the grammar
+        (FOLLOW sets over bytes, closed over rules that complete at once with the rule); rules
+        nothing can follow are left out.
         """
-        if self._follow is None:
-            self._follow = self._follow_sets()
-        found = 0
-        for rule in rules:
-            found |= self._follow[rule]
-        bits = np.frombuffer(found.to_bytes(32, "little"), dtype=np.uint8)
-        return np.unpackbits(bits, bitorder="little").astype(np.bool_)
+        found = self._follow_of.get(own)
+        if found is None:
+            if self._follow is None:
+                self._follow = self._follow_sets()
+            follow = self._follow
+            found = tuple((r, follow[r]) for r in sorted(self.rules(own)) if follow[r])
+            self._follow_of[own] = found
+        return found
 
     def _follow_sets(self) -> list[int]:
         tables = self._tables
@@ -141,12 +143,15 @@ class EarleyCore:
 
     def _first_bytes(self, config: int) -> int:
         """The bytes ``config`` or the rules it calls can scan, as a 256-bit int."""
-        found = 0
-        predicted = self._tables.predicted(config)
-        for c in (config, predicted) if predicted >= 0 else (config,):
-            for byte, target in enumerate(self.byte_row(c)):
-                if target >= 0:
-                    found |= 1 << byte
+        found = self._first.get(config)
+        if found is None:
+            found = 0
+            predicted = self._tables.predicted(config)
+            for c in (config, predicted) if predicted >= 0 else (config,):
+                for byte, target in enumerate(self.byte_row(c)):
+                    if target >= 0:
+                        found |= 1 << byte
+            self._first[config] = found
         return found
 
     def is_inactive(self, config: int) -> bool:

@@ -34,7 +34,7 @@ from grammarkit.automata.compiled import CompiledGrammar
 from grammarkit.decode.bitmask import Words, bools_from_words, clear_bits, set_bits
 from grammarkit.decode.earley_core import EarleyCore, Frame, ParseState
 from grammarkit.decode.state_automaton import StateAutomaton, StateKey
-from grammarkit.decode.token_classes import TokenClassifier, context, union_of
+from grammarkit.decode.token_classes import TokenClassifier, union_of
 from grammarkit.decode.token_index import TokenIndex, token_index
 from grammarkit.decode.token_partition import token_partition
 from grammarkit.vocab import Vocabulary
@@ -95,7 +95,8 @@ class MaskEngine:
         return words
 
     def _compute(self, state: ParseState) -> Words:
-        classes = union_of([self._classifier.classes(context(frame, config))
+        classifier = self._classifier
+        classes = union_of([classifier.classes(classifier.context(frame, config))
                             for frame, config in state.groups], self.index)
         words = classes.accepted.copy()
         if len(classes.uncertain):

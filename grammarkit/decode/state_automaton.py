@@ -12,9 +12,9 @@ same continuations share one number. The key keeps only what a future byte or to
 So a free string, which leaves one finished character frame behind per character, keeps one key.
 
 Byte steps between numbers are computed with the recognizer the first time they are needed and
-kept in a dense ``[states, 256]`` table (one step fills a byte's whole class); a token walk then runs every candidate token through
-the table column by column, like a byte DFA, and only unseen ``(state, byte)`` pairs cost a
-parser step. Because the table is shared by all masks of a grammar, tokens sharing a prefix
+kept in a dense ``[states, 256]`` table (one step fills a byte's whole class); a token walk
+then runs every candidate token through the table column by column, like a byte DFA, and only
+unseen ``(state, byte)`` pairs cost a parser step. Because the table is shared by all masks of a grammar, tokens sharing a prefix
 share its steps within one mask (a token-trie walk) and across masks. Only one token per group
 of a :class:`~grammarkit.decode.token_partition.TokenPartition` is walked.
 
@@ -23,7 +23,9 @@ the rules it calls), over a *bottom* frame that predicted the same configuration
 real frame but has no parents. Rules started there complete into the frame's own callers (an
 identifier completing into ``call ::= name "("``, at the same origin) exactly as in the real
 state. Where a rule started at the bottom completes, the real parse stack below could take over
-too, but only with a byte that can follow that rule somewhere in the grammar: such
+too, but only with a byte that can follow that rule (the bottom frame's ``follow``: FOLLOW sets
+over bytes; the parents' own continuations would be more precise, but make many more contexts
+to classify): such
 ``(state, byte)`` pairs are *rescuable*, and a token rejected after one is only uncertain.
 """
 
@@ -38,14 +40,27 @@ from grammarkit.decode.earley_core import EarleyCore, Frame, ParseState
 from grammarkit.decode.token_index import TokenIndex
 from grammarkit.decode.token_partition import TokenPartition
 
-BOTTOM = -1
-"""Position of the bottom frame of local states (real frames have positions ``>= 0``)."""
+Follow = tuple[tuple[int, int], ...]
+"""Per rule started at a frame, the bytes that can come once it completes (a 256-bit int)."""
+
+
+class BottomFrame(Frame):
+    """The bottom frame of a local state: it predicted ``own``; ``follow`` can come after it."""
+
+    __slots__ = ("follow",)
+
+    def __init__(self, own: int, follow: Follow):
+        super().__init__(-1, (), own)
+        self.follow = dict(follow)
 
 UNKNOWN = -2
 """Table entry of a step not computed yet (``-1``: the byte is rejected)."""
 
 MAX_STATES = 100_000
 """States kept before the automaton starts afresh (bounds the table to about 100 MB)."""
+
+SCALAR_TAIL = 8
+"""Walks finish token by token once this few tokens remain (saves numpy calls per column)."""
 
 DENSE_PAIRS = 1 << 22
 """Unknown ``(state, byte)`` pairs are deduplicated in a dense scratch array up to this size."""
@@ -80,7 +95,7 @@ class StateAutomaton:
         self.core = core
         self._index = index
         self._partition = partition
-        self._signatures: dict[tuple[int, tuple[tuple[int, int], ...], bool], int] = {}
+        self._signatures: dict[tuple[int, tuple[tuple[int, int], ...], Follow | None], int] = {}
         self._reset()
 
     def _reset(self) -> None:
@@ -117,10 +132,14 @@ class StateAutomaton:
                 rescuable = np.zeros(grown.shape, dtype=np.bool_)
                 rescuable[: len(self._rescuable)] = self._rescuable
                 self._rescuable = rescuable
-            completed = tuple(r for frame, config in state.groups if frame.position == BOTTOM
-                              for r in self.core.completes(config))
-            if completed:
-                self._rescuable[found] = self.core.follow_bytes(completed)
+            scannable = 0
+            for frame, config in state.groups:
+                if isinstance(frame, BottomFrame):
+                    for rule in self.core.completes(config):
+                        scannable |= frame.follow.get(rule, 0)
+            if scannable:
+                bits = np.frombuffer(scannable.to_bytes(32, "little"), dtype=np.uint8)
+                self._rescuable[found] = np.unpackbits(bits, bitorder="little")
         return found
 
     def first_bytes(self, number: int) -> npt.NDArray[np.bool_]:
@@ -130,9 +149,9 @@ class StateAutomaton:
             possible |= np.asarray(self.core.byte_row(config)) >= 0
         return possible
 
-    def local(self, config: int, own: int) -> int:
-        """The number of ``config`` parsed on its own over a bottom frame that predicted ``own``."""
-        bottom = Frame(BOTTOM, (), own)
+    def local(self, config: int, own: int, follow: Follow) -> int:
+        """The number of ``config`` parsed over a ``BottomFrame(own, follow)``."""
+        bottom = BottomFrame(own, follow)
         return self.number(self.core.close({bottom: config}, 0))
 
     def state_key(self, state: ParseState, frame_keys: dict[Frame, int]) -> StateKey:
@@ -144,7 +163,7 @@ class StateAutomaton:
         return tuple(sorted((self._frame_key(frame, frame_keys), config)
                             for frame, config in state.groups
                             if not inactive(config)
-                            or frame.position == BOTTOM and completes(config)))
+                            or isinstance(frame, BottomFrame) and completes(config)))
 
     def _frame_key(self, frame: Frame, memo: dict[Frame, int]) -> int:
         found = memo.get(frame)
@@ -163,8 +182,8 @@ class StateAutomaton:
             if missing:
                 pending.extend(missing)
                 continue
-            signature = (top.own, tuple(sorted((memo[p], c) for p, c in parents)),
-                         top.position == BOTTOM)
+            follow = tuple(sorted(top.follow.items())) if isinstance(top, BottomFrame) else None
+            signature = (top.own, tuple(sorted((memo[p], c) for p, c in parents)), follow)
             memo[top] = self._signatures.setdefault(signature, len(self._signatures))
             pending.pop()
         return memo[frame]
@@ -196,6 +215,9 @@ class StateAutomaton:
         failed: list[npt.NDArray[np.int64]] = []
         arrived: list[npt.NDArray[np.int64]] = []
         for k in range(columns.shape[0] + 1):
+            if len(ranks) <= SCALAR_TAIL:
+                self._finish(k, ranks, current, passed, (accepted, failed, arrived))
+                break
             ends = lengths == k
             if ends.any():
                 accepted.append(ranks[ends])
@@ -221,6 +243,36 @@ class StateAutomaton:
                     lengths[live]
             current = following.astype(np.int64)
         return Walk(_joined(accepted), _joined(failed), _joined(arrived))
+
+    def _finish(self, k: int, ranks: npt.NDArray[np.int64], current: npt.NDArray[np.int64],
+                passed: npt.NDArray[np.bool_],
+                out: tuple[list[npt.NDArray[np.int64]], ...]) -> None:
+        """Walk the last few tokens byte by byte from column ``k`` (long tokens, mostly)."""
+        accepted: list[int] = []
+        failed: list[int] = []
+        arrived: list[int] = []
+        tokens = self._index.tokens
+        for rank, state, rescued in zip(ranks.tolist(), current.tolist(), passed.tolist(),
+                                        strict=True):
+            token = tokens[rank]
+            for position in range(k, len(token)):
+                byte = token[position]
+                if position and not rescued:
+                    rescued = bool(self._rescuable[state, byte])
+                following = int(self._table[state, byte])
+                if following == UNKNOWN:
+                    self._step(state, byte)
+                    following = int(self._table[state, byte])
+                if following < 0:
+                    if rescued:
+                        failed.append(rank)
+                    break
+                state = following
+            else:
+                accepted.append(rank)
+                arrived.append(state)
+        for found, part in zip(out, (accepted, failed, arrived), strict=True):
+            found.append(np.array(part, dtype=np.int64))
 
     def _fill(self, pairs: npt.NDArray[np.int64]) -> None:
         """Compute the table entries of ``pairs`` (``state * 256 + byte``, with repeats)."""

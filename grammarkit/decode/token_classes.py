@@ -2,9 +2,10 @@
 
 An Earley state is a few *groups*, each a configuration (a set of rule-automaton states sharing
 one origin frame). For a group, every ordinary token falls in one of three classes, computed once
-per *context* (the group's configuration and the configuration its frame predicted) by walking
-all tokens through the group parsed on its own (with the rules it calls and its frame's callers
-of them, but nothing below the frame; see
+per *context* (the group's configuration, the configuration its frame predicted and the bytes
+that can follow each rule predicted there) by walking all tokens through the group parsed on its
+own (with the rules it calls and its frame's callers of them, but nothing below
+the frame; see
 :class:`~grammarkit.decode.state_automaton.StateAutomaton`), like xgrammar's adaptive token mask
 cache:
 
@@ -13,7 +14,8 @@ accepted
     the rest of the state holds.
 uncertain
     Parsing fails, but only after a rule started at the group's frame completed (after the first
-    byte): the frames below might continue the token, so only the full parser can tell.
+    byte) where the next byte can follow it: the frames below might continue the token, so only
+    the full parser can tell.
 rejected
     Everything else: this group cannot continue the token at all.
 
@@ -37,7 +39,7 @@ import numpy.typing as npt
 
 from grammarkit.decode.bitmask import Words, set_bits
 from grammarkit.decode.earley_core import Frame, ParseState
-from grammarkit.decode.state_automaton import StateAutomaton
+from grammarkit.decode.state_automaton import Follow, StateAutomaton
 from grammarkit.decode.token_index import TokenIndex
 
 
@@ -61,13 +63,8 @@ class TokenClasses:
         return self.accepted.nbytes + self.uncertain.nbytes
 
 
-Context = tuple[int, int]
-"""A group's configuration and the configuration its frame predicted."""
-
-
-def context(frame: Frame, config: int) -> Context:
-    """The classification context of the group ``(frame, config)``."""
-    return config, frame.own
+Context = tuple[int, int, Follow]
+"""A group's configuration, the one its frame predicted, and what can follow its rules."""
 
 
 class TokenClassifier:
@@ -81,6 +78,10 @@ class TokenClassifier:
     @property
     def nbytes(self) -> int:
         return sum(c.nbytes for c in self._cache.values())
+
+    def context(self, frame: Frame, config: int) -> Context:
+        """The classification context of the group ``(frame, config)``."""
+        return config, frame.own, self._automaton.core.follow(frame.own)
 
     @property
     def num_classified(self) -> int:
@@ -115,6 +116,7 @@ class TokenClassifier:
             Whether every reachable context was classified before the deadline.
         """
         automaton = self._automaton
+        context = self.context
         queue = deque(context(frame, config) for frame, config in start.groups)
         seen = set(queue)
         scanned = 0
@@ -126,8 +128,8 @@ class TokenClassifier:
             group = queue.popleft()
             self.classes(group)
             longest = max(longest, time.perf_counter() - began)
-            config, own = group
-            found = [(after, own) for after in automaton.core.return_configs(config)]
+            config, own, follow = group
+            found = [(after, own, follow) for after in automaton.core.return_configs(config)]
             for number in range(scanned, automaton.num_states):
                 found.extend(context(frame, config)
                              for frame, config in automaton.state(number).groups)
