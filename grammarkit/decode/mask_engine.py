@@ -5,7 +5,8 @@ and vocabulary. A mask is computed in three layers:
 
 1. **Mask cache.** States are keyed canonically (:meth:`StateAutomaton.state_key`), so a state
    seen before costs one dict look-up.
-2. **Token classes.** Each group's context classifies every token once
+2. **Token classes.** Each group's context classifies every token once (groups just predicted
+   by parents that are still present are covered by the parents' classes and skipped)
    (:mod:`grammarkit.decode.token_classes`); the union of the accepted sets is allowed outright.
    The contexts reachable from the start are classified when the engine is built, until
    a deadline (by default :data:`BUILD_SECONDS` after the build began).
@@ -96,8 +97,10 @@ class MaskEngine:
 
     def _compute(self, state: ParseState) -> Words:
         classifier = self._classifier
+        present = dict(state.groups)
         classes = union_of([classifier.classes(classifier.context(frame, config))
-                            for frame, config in state.groups], self.index)
+                            for frame, config in state.groups
+                            if not _just_predicted(state, frame, config, present)], self.index)
         words = classes.accepted.copy()
         if len(classes.uncertain):
             walk = self.automaton.walk(self.automaton.number(state), classes.uncertain)
@@ -174,6 +177,15 @@ class MaskEngine:
     def state_key(self, state: ParseState, frame_keys: dict[Frame, int]) -> StateKey:
         """The canonical key of ``state`` (see :meth:`StateAutomaton.state_key`)."""
         return self.automaton.state_key(state, frame_keys)
+
+
+def _just_predicted(state: ParseState, frame: Frame, config: int,
+                    present: dict[Frame, int]) -> bool:
+    """Whether the group ``(frame, config)`` holds only what its parents, all still in ``state``
+    as they were, predicted here: their own classes then cover it (their local parses predict
+    the same items), so it adds nothing to the union but uncertain tokens."""
+    return (frame.position == state.position and config == frame.own and bool(frame.parents)
+            and all(present.get(parent) == c for parent, c in frame.parents))
 
 
 _ENGINES: weakref.WeakKeyDictionary[CompiledGrammar, dict[Vocabulary, MaskEngine]] = (
