@@ -90,9 +90,14 @@ class Lexer:
         self.tokens: list[GkToken] = []
         self.diagnostics: list[Diagnostic] = []
         if nul >= 0:
-            self.diagnostics.append(warning(
-                "GK213", "a NUL byte ends the grammar: the text after it is ignored",
-                Span(nul, nul + 1), "xgrammar stops reading at a NUL byte too; remove it"))
+            self.diagnostics.append(
+                warning(
+                    "GK213",
+                    "a NUL byte ends the grammar: the text after it is ignored",
+                    Span(nul, nul + 1),
+                    "xgrammar stops reading at a NUL byte too; remove it",
+                )
+            )
         self.comments: list[tuple[str, Span]] = []
 
     # -- helpers ---------------------------------------------------------------------------
@@ -127,19 +132,9 @@ class Lexer:
                 i = m.end()
                 continue
             if text[i] == "\\":
-                decoded = escapes.decode_escape(text, i)
-                if decoded is None:
-                    self._error(
-                        "GK107",
-                        "invalid escape sequence in string literal",
-                        i,
-                        i + 2,
-                        _escape_hint(text, i, in_class=False),
-                    )
-                    i += 2 if i + 1 < len(text) and text[i + 1] not in "\r\n" else 1
-                    continue
-                cp, length = decoded
-                chars.append(self._codepoint(cp, i, i + length))
+                cp, length = self._escape(i, in_class=False)
+                if cp >= 0:
+                    chars.append(self._codepoint(cp, i, i + length))
                 i += length
             else:  # an undecodable byte
                 self._error(
@@ -163,6 +158,18 @@ class Lexer:
             return
         self.pos = i + 1
         self._emit("STRING", start, self.pos, "".join(chars))
+
+    def _escape(self, i: int, in_class: bool) -> tuple[int, int]:
+        """Decode the escape at ``text[i]``: ``(code point, length)``, or ``(-1, length to skip)``
+        after reporting an invalid one."""
+        text = self.text
+        decoded = escapes.decode_escape(text, i, in_class=in_class)
+        if decoded is not None:
+            return decoded
+        where = "character class" if in_class else "string literal"
+        hint = _escape_hint(text, i, in_class=in_class)
+        self._error("GK107", f"invalid escape sequence in {where}", i, i + 2, hint)
+        return -1, 2 if i + 1 < len(text) and text[i + 1] not in "\r\n" else 1
 
     def _codepoint(self, cp: int, start: int, end: int) -> str:
         if cp > escapes.MAX_CODEPOINT:
@@ -204,22 +211,9 @@ class Lexer:
                 items.append((0, i, i + 2, "special"))
                 i += 2
             elif c == "\\":
-                decoded = escapes.decode_escape(text, i, in_class=True)
-                if decoded is None:
-                    self._error(
-                        "GK107",
-                        "invalid escape sequence in character class",
-                        i,
-                        i + 2,
-                        _escape_hint(text, i, in_class=True),
-                    )
-                    i += 2 if i + 1 < len(text) and text[i + 1] not in "\r\n" else 1
-                    continue
-                cp, length = decoded
-                if cp > escapes.MAX_CODEPOINT:
-                    self._codepoint(cp, i, i + length)
-                    cp = 0xFFFD
-                items.append((cp, i, i + length, "char"))
+                cp, length = self._escape(i, in_class=True)
+                if cp >= 0:
+                    items.append((ord(self._codepoint(cp, i, i + length)), i, i + length, "char"))
                 i += length
             elif _INVALID_BYTE.match(c):
                 self._error(
