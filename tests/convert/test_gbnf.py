@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import importlib
 import random
 import time
 from pathlib import Path
@@ -41,7 +42,7 @@ def lark_accepts(grammar: ast.GrammarAST, root: str, strings: list[str]) -> list
 
 
 def xgrammar_accepts(ebnf: str, strings: list[str]) -> list[bool]:
-    xgr = pytest.importorskip("xgrammar")
+    xgr = importlib.import_module("xgrammar")
     from xgrammar.testing import _is_grammar_accept_string
 
     grammar = xgr.Grammar.from_ebnf(ebnf)

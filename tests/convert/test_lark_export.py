@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import importlib
 import random
 import re
 import time
@@ -149,7 +150,7 @@ def lark_accepts(text: str, strings: list[str]) -> list[bool]:
 
 
 def xgrammar_accepts(ebnf: str, root: str, strings: list[str]) -> list[bool]:
-    xgr = pytest.importorskip("xgrammar")
+    xgr = importlib.import_module("xgrammar")
     from xgrammar.testing import _is_grammar_accept_string
 
     grammar = xgr.Grammar.from_ebnf(ebnf, root_rule_name=root)

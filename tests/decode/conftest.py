@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import importlib
 from pathlib import Path
 
 import pytest
@@ -10,7 +11,7 @@ from grammarkit.vocab import Vocabulary
 
 
 def _package_dir(module: str) -> Path:
-    package = pytest.importorskip(module)
+    package = importlib.import_module(module)
     return Path(package.__file__).parent
 
 

@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
+import importlib
 from pathlib import Path
 
 import pytest
 
 
 def _package_dir(module: str) -> Path:
-    package = pytest.importorskip(module)
+    package = importlib.import_module(module)
     return Path(package.__file__).parent
 
 

