@@ -23,6 +23,7 @@ from collections.abc import Callable
 from dataclasses import replace
 from typing import TYPE_CHECKING, Protocol
 
+from grammarkit import codepoints
 from grammarkit.automata import utf8
 from grammarkit.automata.regex_macro import expand_regex
 from grammarkit.ebnf import ast
@@ -66,7 +67,7 @@ class RandomChooser:
         return self.rng.randint(low, high)
 
     def codepoint(self, ranges: utf8.CodepointRanges) -> int:
-        printable = _intersect(ranges, _PRINTABLE)
+        printable = codepoints.intersect(ranges, _PRINTABLE)
         if printable and self.rng.random() < 0.8:
             ranges = printable
         lo, hi = ranges[self.rng.randrange(len(ranges))]
@@ -132,7 +133,7 @@ class Deriver:
             ranges = utf8.class_codepoints(node.ranges, node.negated)
             if not ranges:
                 return None
-            ranges = _subtract(ranges, _SURROGATES) or ranges
+            ranges = codepoints.intersect(ranges, codepoints.complement(_SURROGATES)) or ranges
             return chr(chooser.codepoint(ranges))
         if isinstance(node, ast.RuleRef):
             rule = self.rules[node.name]
@@ -320,12 +321,3 @@ def _node_cost(node: ast.Expr, kids: tuple[ast.Expr, ...], rules: dict[str, ast.
     if isinstance(node, (ast.TagDispatch, ast.TokenTagDispatch, ast.Substring)):
         return 1, 0
     return INFINITE, 0  # Token / ExcludeToken
-
-
-def _intersect(a: utf8.CodepointRanges, b: utf8.CodepointRanges) -> utf8.CodepointRanges:
-    result = [(max(lo, c), min(hi, d)) for lo, hi in a for c, d in b if lo <= d and c <= hi]
-    return utf8.normalize(result)
-
-
-def _subtract(a: utf8.CodepointRanges, b: utf8.CodepointRanges) -> utf8.CodepointRanges:
-    return _intersect(a, utf8.complement(b))

@@ -14,7 +14,7 @@ from collections import deque
 from typing import TYPE_CHECKING, Any
 
 from grammarkit.convert.json_schema.automata import TooComplex
-from grammarkit.convert.json_schema.digits import choice, sequence
+from grammarkit.convert.json_schema.digits import choice, repeat, sequence
 from grammarkit.convert.json_schema.model import ArraySet, Child, Contains, Not, conjoin, inline
 from grammarkit.convert.json_schema.report import NOT_ENFORCEABLE, TOO_COMPLEX, join
 from grammarkit.convert.json_schema.values import finite_values, json_equal, value_node
@@ -134,10 +134,10 @@ def _plain(a: ArraySet, high: int | None, emitter: Emitter, name: str, depth: in
             nonempty: ast.Expr | None = None
         else:
             first = item(0)
-            nonempty = sequence([first, _repeat(sequence([comma, first]), max(rest_low, 1) - 1,
+            nonempty = sequence([first, repeat(sequence([comma, first]), max(rest_low, 1) - 1,
                                                 None if rest_high is None else rest_high - 1)])
     else:
-        tail = ast.Literal("") if rest_high == 0 else _repeat(
+        tail = ast.Literal("") if rest_high == 0 else repeat(
             sequence([comma, item(width)]), rest_low, rest_high)
         expr: ast.Expr = tail
         for index in reversed(range(width)):
@@ -157,16 +157,6 @@ def _plain(a: ArraySet, high: int | None, emitter: Emitter, name: str, depth: in
         alternatives.append(sequence([layout.open("[", depth), nonempty,
                                       layout.close("]", depth)]))
     return choice(alternatives) if alternatives else None
-
-
-def _repeat(item: ast.Expr, low: int, high: int | None) -> ast.Expr:
-    if high == 0:
-        return ast.Literal("")
-    if (low, high) == (0, None):
-        return ast.Repeat(item, 0, None, "*")
-    if (low, high) == (0, 1):
-        return ast.Repeat(item, 0, 1, "?")
-    return item if low == high == 1 else ast.Repeat(item, low, high)
 
 
 def _counted(a: ArraySet, contains: Contains, high: int | None, emitter: Emitter, name: str,

@@ -111,6 +111,17 @@ def _repeat(item: ast.Expr, count: int) -> ast.Expr:
     return item if count == 1 else ast.Repeat(item, count, count)
 
 
+def repeat(item: ast.Expr, low: int, high: int | None) -> ast.Expr:
+    """``item`` between ``low`` and ``high`` times (``None``: unbounded), in its simplest form."""
+    if high == 0:
+        return ast.Literal("")
+    if (low, high) == (0, None):
+        return ast.Repeat(item, 0, None, "*")
+    if (low, high) == (0, 1):
+        return ast.Repeat(item, 0, 1, "?")
+    return item if low == high == 1 else ast.Repeat(item, low, high)
+
+
 def choice(alternatives: list[ast.Expr]) -> ast.Expr:
     """``a | b | ...``, or the single alternative, or nothing (an empty class) for none."""
     if not alternatives:

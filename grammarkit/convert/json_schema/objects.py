@@ -25,7 +25,7 @@ from itertools import combinations
 from typing import TYPE_CHECKING, Generic, NamedTuple, TypeVar
 
 from grammarkit.convert.json_schema.automata import TooComplex
-from grammarkit.convert.json_schema.digits import choice, sequence
+from grammarkit.convert.json_schema.digits import choice, repeat, sequence
 from grammarkit.convert.json_schema.json_text import quoted, spell_text
 from grammarkit.convert.json_schema.membership import property_value, string_admits
 from grammarkit.convert.json_schema.model import (
@@ -323,9 +323,9 @@ def _schema_order(plan: _Plan, emitter: Emitter, name: str, comma: ast.Expr,
         if other_rest is None or plan.other is None:
             return ast.Literal("") if low == 0 else None
         if state.written == 0:
-            return sequence([plan.other, _bounded(other_rest, low - 1,
+            return sequence([plan.other, repeat(other_rest, low - 1,
                                                   None if high is None else high - 1)])
-        return _bounded(other_rest, low, high)
+        return repeat(other_rest, low, high)
 
     def label(state: _InOrder) -> str:
         return f"after-{slots[state.slot - 1].name}" if state.slot else "entries"
@@ -396,13 +396,3 @@ def _any_order(plan: _Plan, emitter: Emitter, name: str, comma: ast.Expr,
     automaton = _Automaton(start, moves, tail, lambda state: state.written > 0,
                            lambda state: "entries")
     return _build(automaton, emitter, name, comma), complete(start)
-
-
-def _bounded(item: ast.Expr, low: int, high: int | None) -> ast.Expr:
-    if high == 0:
-        return ast.Literal("")
-    if (low, high) == (0, None):
-        return ast.Repeat(item, 0, None, "*")
-    if (low, high) == (0, 1):
-        return ast.Repeat(item, 0, 1, "?")
-    return item if low == high == 1 else ast.Repeat(item, low, high)

@@ -30,6 +30,7 @@ from grammarkit.convert.json_schema.automata import (
     universal_dfa,
     with_length,
 )
+from grammarkit.convert.json_schema.digits import repeat
 from grammarkit.convert.json_schema.json_text import quoted, spell_char, spell_expr
 from grammarkit.convert.json_schema.languages import (
     LanguageError,
@@ -59,7 +60,7 @@ def string_expr(s: StringSet, emitter: Emitter, name: str) -> ast.Expr:
     if not languages and not excluded:
         if s.min_length == 0 and s.max_length is None:
             return emitter.any_string()
-        return quoted(_repeat(emitter.char(SCALARS), s.min_length, s.max_length))
+        return quoted(repeat(emitter.char(SCALARS), s.min_length, s.max_length))
     if len(languages) == 1 and not excluded:
         if _lengths_implied(languages[0], s):
             return quoted(spell_expr(language_expr(languages[0]), emitter.char))
@@ -143,7 +144,7 @@ def _relaxed(s: StringSet, languages: list[Language], emitter: Emitter, reason: 
                            "simplify the pattern, or drop minLength/maxLength",
                            code=TOO_COMPLEX)
     if not languages:
-        return quoted(_repeat(emitter.char(SCALARS), s.min_length, s.max_length))
+        return quoted(repeat(emitter.char(SCALARS), s.min_length, s.max_length))
     return quoted(spell_expr(language_expr(languages[0]), emitter.char))
 
 
@@ -153,7 +154,7 @@ def _dfa_expr(dfa: DFA, emitter: Emitter, name: str) -> ast.Expr:
     repetition = _as_repetition(dfa)
     if repetition is not None:
         ranges, low, high = repetition
-        return _repeat(emitter.char(ranges), low, high)
+        return repeat(emitter.char(ranges), low, high)
     start, rules = dfa_to_rules(dfa, emitter.fresh_name(name), emitter.char)
     emitter.add_rules(rules)
     return start
@@ -187,14 +188,3 @@ def _as_repetition(dfa: DFA) -> tuple[Ranges, int, int | None] | None:
     if accepting != list(range(low, len(visited))):
         return None
     return ranges, low, high
-
-
-def _repeat(item: ast.Expr, low: int, high: int | None) -> ast.Expr:
-    if low == 0 and high is None:
-        return ast.Repeat(item, 0, None, "*")
-    if high == 0:
-        return ast.Literal("")
-    if low == high == 1:
-        return item
-    return ast.Repeat(item, low, high)
-
