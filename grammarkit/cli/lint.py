@@ -1,0 +1,93 @@
+"""``grammarkit lint``: errors and warnings in grammars and JSON Schemas."""
+
+from __future__ import annotations
+
+import sys
+from typing import TYPE_CHECKING, Any
+
+import click
+
+from grammarkit.cli.common import (
+    EXIT_ERRORS,
+    SCHEMA_SUFFIX,
+    dump_json,
+    echo,
+    files,
+    format_option,
+    plural,
+    read,
+    root_option,
+)
+
+if TYPE_CHECKING:
+    from grammarkit.diagnostics import Diagnostic
+
+
+@click.command("lint")
+@click.argument("paths", nargs=-1, required=True,
+                type=click.Path(exists=True, allow_dash=True))
+@click.option("--strict", is_flag=True, help="Exit with 1 on warnings too.")
+@click.option("--select", multiple=True, metavar="CODES",
+              help="Comma-separated codes or prefixes of the warnings to run (default ALL).")
+@click.option("--ignore", multiple=True, metavar="CODES",
+              help="Comma-separated codes or prefixes of the warnings to skip.")
+@root_option
+@format_option
+def command(paths: tuple[str, ...], strict: bool, select: tuple[str, ...],
+         ignore: tuple[str, ...], root: str, output_format: str) -> None:
+    """Report errors and warnings in grammars (*.ebnf) and JSON Schemas (*.schema.json).
+
+    Directories are searched recursively; `-` reads a grammar from standard input.
+    """
+    from grammarkit.analysis.lint import lint as lint_text
+    from grammarkit.diagnostics import Severity
+
+    selected = _codes(select)
+    ignored = _codes(ignore)
+    schema_linter = _schema_linter()
+    diagnostics: list[Diagnostic] = []
+    checked = 0
+    for path in files(paths):
+        if path.endswith(SCHEMA_SUFFIX):
+            if schema_linter is None:
+                echo(f"note: skipping {path}: JSON Schema linting is not available", err=True)
+                continue
+            diagnostics.extend(schema_linter(path))
+        else:
+            source = read(path)
+            try:
+                diagnostics.extend(lint_text(source.text, source.path, root=root,
+                                             select=selected, ignore=ignored))
+            except ValueError as exc:  # a malformed --select / --ignore entry
+                raise click.BadParameter(str(exc), param_hint="'--select' / '--ignore'") from None
+        checked += 1
+    errors = sum(d.is_error for d in diagnostics)
+    warnings = sum(d.severity is Severity.WARNING for d in diagnostics)
+    if output_format == "json":
+        echo(dump_json([d.to_json() for d in diagnostics]))
+    else:
+        for diagnostic in diagnostics:
+            echo(diagnostic.render() + "\n")
+        echo(_lint_summary(errors, warnings, checked))
+    if errors or (strict and warnings):
+        sys.exit(EXIT_ERRORS)
+
+
+def _codes(values: tuple[str, ...]) -> list[str] | None:
+    """``("GK201,GK202", "GK3")`` → ``["GK201", "GK202", "GK3"]``; ``None`` when empty."""
+    codes = [code.strip() for value in values for code in value.split(",") if code.strip()]
+    return codes or None
+
+
+def _schema_linter() -> Any:
+    """The JSON Schema converter's ``lint_schema_file(path)``, if it provides one."""
+    from grammarkit.convert import json_schema
+
+    return getattr(json_schema, "lint_schema_file", None)
+
+
+def _lint_summary(errors: int, warnings: int, files: int) -> str:
+    if not errors and not warnings:
+        return "All checks passed."
+    return (f"Found {plural(errors, 'error')} and {plural(warnings, 'warning')} "
+            f"in {plural(files, 'file')}.")
