@@ -143,7 +143,7 @@ class Coverage:
 
     def render(self, source: SourceText | None = None) -> str:
         """A text table per rule, the total, and every missed item with its location."""
-        rows = [("rule", *KINDS, "cover")]
+        rows: list[tuple[str, ...]] = [("rule", *KINDS, "cover")]
         for rule, kinds in self.by_rule().items():
             covered = sum(c for c, _ in kinds.values())
             total = sum(t for _, t in kinds.values())
@@ -208,11 +208,15 @@ def _reachable(rules: dict[str, ast.Rule], root: str) -> list[str]:
 def _minimum_label(node: ast.Repeat) -> str:
     if node.op == "?":
         return "absent"
-    return f"{node.min} time{'' if node.min == 1 else 's'}"
+    return f"repeated {_times(node.min)}"
 
 
 def _more_label(node: ast.Repeat) -> str:
-    return "present" if node.op == "?" else f"more than {node.min} time{'' if node.min == 1 else 's'}"
+    return "present" if node.op == "?" else f"repeated more than {_times(node.min)}"
+
+
+def _times(count: int) -> str:
+    return f"{count} time{'' if count == 1 else 's'}"
 
 
 def _short(text: str, limit: int = 60) -> str:

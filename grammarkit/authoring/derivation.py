@@ -16,7 +16,7 @@ Texts are matched as code points.
 from __future__ import annotations
 
 import sys
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import Protocol
 
@@ -65,10 +65,14 @@ class Deriver:
         """
         run = _Run(self, text)
         root = ast.RuleRef(self.root)
-        with _deep_recursion():
-            if len(text) not in run.solve(root, 0):
-                return False
-            run.walk(root, 0, len(text), visitor)
+        try:
+            with _deep_recursion():
+                if len(text) not in run.solve(root, 0):
+                    return False
+                run.walk(root, 0, len(text))
+        except RecursionError:
+            raise DerivationTooLarge from None
+        run.replay(visitor)
         return True
 
 
@@ -83,6 +87,8 @@ class _Run:
         self.in_progress: set[tuple[str, int]] = set()
         self.cycle = False
         self.steps = 0
+        self.walking: set[tuple[str, int, int]] = set()
+        self.events: list[tuple[str, ast.Expr, int | None]] = []
 
     # -- ends: where an expression starting at ``i`` can end ---------------------------------
     def solve(self, expr: ast.Expr, i: int) -> Ends:
@@ -100,9 +106,7 @@ class _Run:
         found = self.memo.get(key)
         if found is not None:
             return found
-        self.steps += 1
-        if self.steps > MAX_STEPS:
-            raise DerivationTooLarge
+        self._count_step()
         result = self._ends(expr, i)
         self.memo[key] = result
         return result
@@ -186,41 +190,92 @@ class _Run:
                          if recognizer.matches(text[i:j].encode("utf-8", "surrogatepass")))
 
     # -- walk: one derivation of ``expr`` over ``text[i:j]`` ---------------------------------
-    def walk(self, expr: ast.Expr, i: int, j: int, visitor: Visitor) -> None:
+    def walk(self, expr: ast.Expr, i: int, j: int) -> None:
+        """Append the events of one derivation of ``expr`` over ``text[i:j]`` to ``events``.
+
+        Raises :class:`_Cycle` when every way on leads back into a rule being walked over the
+        same span (``root ::= root root | ""``); callers then try their next option.
+        """
+        self._count_step()
         if isinstance(expr, ast.CharClass):
             index = _class_range(expr, self.text[i])
-            visitor.char_range(expr, None if expr.negated else index)
+            self.events.append(("range", expr, None if expr.negated else index))
         elif isinstance(expr, ast.RuleRef):
-            rule = self.deriver.rules[expr.name]
-            self.walk(rule.body, i, j, visitor)
+            key = (expr.name, i, j)
+            if key in self.walking:
+                raise _Cycle
+            self.walking.add(key)
+            try:
+                self.walk(self.deriver.rules[expr.name].body, i, j)
+            finally:
+                self.walking.discard(key)
         elif isinstance(expr, ast.Sequence):
-            self._walk_sequence(expr.items, 0, i, j, visitor)
+            self._walk_sequence(expr.items, 0, i, j)
         elif isinstance(expr, ast.Choice):
-            for index, alternative in enumerate(expr.alternatives):
-                if j in self.ends(alternative, i):
-                    visitor.alternative(expr, index)
-                    self.walk(alternative, i, j, visitor)
-                    return
+            options = [index for index, alternative in enumerate(expr.alternatives)
+                       if j in self.ends(alternative, i)]
+
+            def alternative(index: int) -> None:
+                self.events.append(("alternative", expr, index))
+                self.walk(expr.alternatives[index], i, j)
+
+            self._first_that_works(options, alternative)
         elif isinstance(expr, ast.Repeat):
-            self._walk_repeat(expr, i, j, visitor)
+            self._walk_repeat(expr, 0, i, j)
 
-    def _walk_sequence(self, items: tuple[ast.Expr, ...], k: int, i: int, j: int,
-                       visitor: Visitor) -> None:
-        while k < len(items):
-            p = next(p for p in sorted(self.ends(items[k], i))
-                     if j in self.sequence(items, k + 1, p))
-            self.walk(items[k], i, p, visitor)
-            k, i = k + 1, p
+    def _walk_sequence(self, items: tuple[ast.Expr, ...], k: int, i: int, j: int) -> None:
+        if k == len(items):
+            return
+        splits = [p for p in sorted(self.ends(items[k], i)) if j in self.sequence(items, k + 1, p)]
 
-    def _walk_repeat(self, node: ast.Repeat, i: int, j: int, visitor: Visitor) -> None:
-        count = 0
-        while not (i == j and count >= node.min):
-            p = next(p for p in sorted(self.ends(node.item, i), reverse=True)
-                     if not (p == i and count >= node.min)
-                     and j in self.repeat(node, count + 1, p))
-            self.walk(node.item, i, p, visitor)
-            count, i = count + 1, p
-        visitor.repetition(node, count)
+        def split(p: int) -> None:
+            self.walk(items[k], i, p)
+            self._walk_sequence(items, k + 1, p, j)
+
+        self._first_that_works(splits, split)
+
+    def _walk_repeat(self, node: ast.Repeat, count: int, i: int, j: int) -> None:
+        if i == j and count >= node.min:
+            self.events.append(("repetition", node, count))
+            return
+        steps = [p for p in sorted(self.ends(node.item, i), reverse=True)
+                 if not (p == i and count >= node.min) and j in self.repeat(node, count + 1, p)]
+
+        def iteration(p: int) -> None:
+            self.walk(node.item, i, p)
+            self._walk_repeat(node, count + 1, p, j)
+
+        self._first_that_works(steps, iteration)
+
+    def _first_that_works(self, options: list[int], attempt: Callable[[int], None]) -> None:
+        """Run ``attempt`` on the first option that does not end in a cycle."""
+        for option in options:
+            mark = len(self.events)
+            try:
+                attempt(option)
+                return
+            except _Cycle:
+                del self.events[mark:]
+        raise _Cycle
+
+    def _count_step(self) -> None:
+        self.steps += 1
+        if self.steps > MAX_STEPS:
+            raise DerivationTooLarge
+
+    def replay(self, visitor: Visitor) -> None:
+        """Report the events of the derivation walked to ``visitor``."""
+        for kind, node, value in self.events:
+            if kind == "alternative":
+                visitor.alternative(node, value)  # type: ignore[arg-type]
+            elif kind == "repetition":
+                visitor.repetition(node, value)  # type: ignore[arg-type]
+            else:
+                visitor.char_range(node, value)  # type: ignore[arg-type]
+
+
+class _Cycle(Exception):
+    """Walking on would re-enter a rule over the span it is already being walked over."""
 
 
 _NONE: Ends = frozenset()
