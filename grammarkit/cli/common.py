@@ -75,8 +75,7 @@ class InputError(CommandFailed):
     def __init__(self, message: str, path: str | None = None):
         super().__init__([cli_diagnostic("GK171", message, path)], exit_code=2)
 
-    def show(self, file: Any = None) -> None:
-        echo(f"error: {self.diagnostics[0].message}", err=True)
+    show = click.ClickException.show  # click's usual `Error: cannot read ...`
 
 
 def cli_diagnostic(code: str, message: str, path: str | None = None, hint: str | None = None,
