@@ -31,7 +31,7 @@ from tests.ebnf.corpus import VALID
 WORKER = Path(__file__).with_name("worker.py")
 TIME_LIMIT = 20.0
 """Seconds one input may take (a hang shows up as this timeout)."""
-MEMORY_LIMIT = 3 << 30
+MEMORY_LIMIT = 2 << 30
 """Bytes of address space for the worker (a blow-up shows up as a MemoryError traceback)."""
 EXAMPLES = int(os.environ.get("GRAMMARKIT_FUZZ_EXAMPLES", "0"))
 
@@ -190,9 +190,52 @@ VOCAB_PIECES = [b"{", b"}", b"[", b"]", b'"', b",", b":", b"\\ud800", b"-1", b"9
                 b"16777215", b"9" * 40, b"null", b"\n", b" ", b"==", b"\xff", b"[" * 3000]
 
 
+IDS = st.integers(-2, 40) | st.sampled_from([2**20, 2**24 - 1, 2**40]) | st.booleans() | st.none()
+HOSTILE_TEXT = st.text(max_size=6) | st.sampled_from(["\ud800", "<|end|>", "", "Ġ", "▁a"])
+NESTED = st.sampled_from([10, 1000, 100_000]).map(lambda n: f"__deep_{n}__")
+"""Arrays nested n deep, spelled out by the worker (as objects they would strain hypothesis)."""
+HOSTILE_JSON = JSON_VALUES | HOSTILE_TEXT | IDS | NESTED
+
+
+@st.composite
+def tokenizer_documents(draw: st.DrawFn) -> dict[str, Any]:
+    """A tokenizer.json whose model, added tokens and sibling configs hold hostile values."""
+    kind = draw(st.sampled_from(["BPE", "Unigram", "WordLevel", None]))
+    model: dict[str, Any] = {"type": kind} if kind else {}
+    if kind == "Unigram":
+        model["vocab"] = draw(st.lists(st.tuples(HOSTILE_TEXT, st.floats(-5, 0)), max_size=4))
+        model["unk_id"] = draw(IDS)
+    else:
+        model["vocab"] = draw(st.dictionaries(HOSTILE_TEXT, IDS, max_size=4) | HOSTILE_JSON)
+        model["unk_token"] = draw(HOSTILE_TEXT | st.none())
+    doc: dict[str, Any] = {"model": model, "decoder": draw(st.sampled_from(
+        [{"type": "ByteLevel"}, {"type": "Metaspace"}, {"type": "ByteFallback"}, None,
+         {"type": "Sequence", "decoders": [{"type": "Replace", "pattern": {"Regex": "x"}}]}]))}
+    doc["added_tokens"] = draw(st.lists(st.fixed_dictionaries(
+        {"id": IDS, "content": HOSTILE_TEXT}, optional={"special": st.booleans()}), max_size=3)
+        | HOSTILE_JSON)
+    config = draw(st.fixed_dictionaries({}, optional={
+        "eos_token": HOSTILE_JSON, "added_tokens_decoder": st.dictionaries(
+            st.text(max_size=3) | IDS.map(str), HOSTILE_JSON, max_size=2) | HOSTILE_JSON}))
+    generation = draw(st.fixed_dictionaries({}, optional={"eos_token_id": HOSTILE_JSON}))
+    return {"doc": doc, "tokenizer_config": config, "generation_config": generation}
+
+
+@st.composite
+def tiktoken_files(draw: st.DrawFn) -> bytes:
+    ranks = st.integers(0, 2**25).map(lambda n: b"%d" % n) | st.just(b"9" * 5000)
+    lines = draw(st.lists(st.tuples(st.binary(max_size=3), ranks), min_size=1, max_size=4))
+    return b"".join(base64.b64encode(token) + b" " + rank + b"\n" for token, rank in lines)
+
+
 @st.composite
 def vocab_files(draw: st.DrawFn) -> dict[str, Any]:
-    data = draw(st.sampled_from(VOCAB_SEEDS))
+    special = draw(st.none() | st.dictionaries(HOSTILE_TEXT | IDS, IDS | HOSTILE_TEXT,
+                                               max_size=2))
+    if draw(st.booleans()):
+        return {"name": "tokenizer.json", "special_tokens": special,
+                **draw(tokenizer_documents())}
+    data = draw(st.sampled_from(VOCAB_SEEDS) | tiktoken_files())
     for _ in range(draw(st.integers(0, 4))):
         at = draw(st.integers(0, len(data)))
         end = draw(st.integers(at, min(len(data), at + 16)))
@@ -201,7 +244,7 @@ def vocab_files(draw: st.DrawFn) -> dict[str, Any]:
         else:
             data = data[:at] + data[end:]
     name = draw(st.sampled_from(["tokenizer.json", "x.tiktoken", "x.vocab", "x.bin"]))
-    return {"name": name, "data": data.hex()}
+    return {"name": name, "data": data.hex(), "special_tokens": special}
 
 
 MATCHER_GRAMMARS = [
@@ -261,7 +304,7 @@ def test_json_schema(worker: Worker, schema: Any, lenient: bool, whitespace: str
                              "instances": instances})
 
 
-@examples(40)
+@examples(80)
 @given(case=vocab_files())
 def test_vocabulary_files(worker: Worker, case: dict[str, Any]) -> None:
     check(worker, "vocabulary", case)

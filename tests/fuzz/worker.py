@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import resource
 import sys
 import tempfile
@@ -31,6 +32,8 @@ VOCAB = gk.Vocabulary.from_tokens(
     special_ids=[11], stop_ids=[11])
 
 Entry = Callable[[Any], None]
+DEEP = re.compile(r'"__deep_(\d+)__"')
+"""A placeholder for arrays nested that deep, in generated JSON documents."""
 
 
 def _exercise(grammar: gk.Grammar, texts: list[str]) -> None:
@@ -68,8 +71,17 @@ def schema(case: dict[str, Any]) -> None:
 def vocabulary(case: dict[str, Any]) -> None:
     with tempfile.TemporaryDirectory() as folder:
         path = Path(folder) / case["name"]
-        path.write_bytes(bytes.fromhex(case["data"]))
-        vocab = gk.Vocabulary.from_file(path)
+        if "doc" in case:
+            for name in ("doc", "tokenizer_config", "generation_config"):
+                target = path if name == "doc" else Path(folder, f"{name}.json")
+                text = DEEP.sub(lambda m: "[" * int(m[1]) + "]" * int(m[1]), json.dumps(case[name]))
+                target.write_text(text, "utf-8")
+        else:
+            path.write_bytes(bytes.fromhex(case["data"]))
+        special = case["special_tokens"]
+        if isinstance(special, dict):  # JSON keys are strings: give some back as ints
+            special = {int(k) if k.lstrip("-").isdigit() else k: v for k, v in special.items()}
+        vocab = gk.Vocabulary.from_file(path, special_tokens=special)
         vocab.to_arrays()
 
 
