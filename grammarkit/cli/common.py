@@ -212,9 +212,10 @@ def gbnf_hint(source: SourceText, root: str) -> Diagnostic | None:
 
     if isinstance(load_gbnf(source, root), GrammarError):
         return None
+    argument = "-" if source.path == "<stdin>" else source.path
     return cli_diagnostic(
         "GK173", "this file reads as llama.cpp GBNF, not as XGrammar EBNF", source.path,
-        f"convert it with `grammarkit convert gbnf {source.path} -o OUT.ebnf`, or name it "
+        f"convert it with `grammarkit convert gbnf {argument} -o OUT.ebnf`, or name it "
         "*.gbnf so that lint and fmt read it as GBNF", severity="note")
 
 

@@ -229,7 +229,11 @@ def test_gbnf_fed_as_ebnf_gets_a_hint(tmp_path: Path) -> None:
     path.write_text(LLAMA_LIST)
     result = run(["lint", str(path)])
     assert result.exit_code == 1
-    assert "GK173" in result.stdout and "convert gbnf" in result.stdout
+    assert "GK173" in result.stdout and f"convert gbnf {path} -o" in result.stdout
+    result = run(["lint", "-"], stdin=LLAMA_LIST)
+    assert "GK173" in result.stdout and "convert gbnf - -o" in result.stdout
+    result = run(["match", str(path), "--text", "- milk\n"])  # and wherever a grammar loads
+    assert result.exit_code == 1 and "GK173" in result.stderr
 
 
 # -- help texts ----------------------------------------------------------------------------------
