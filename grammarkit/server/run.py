@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+import contextlib
 import importlib
 import logging
+import signal
+from collections.abc import Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -105,7 +108,22 @@ def serve(engine: CompletionEngine, *, host: str, port: int, api_key: str | None
     app = create_app(engine, api_key=api_key, workers=workers)
     config = uvicorn.Config(app, host=host, port=port, log_level=log_level,
                             timeout_graceful_shutdown=5, access_log=True)
-    uvicorn.Server(config).run()
+
+    class Server(uvicorn.Server):
+        """uvicorn's server, exiting with status 0 after a signal-initiated clean shutdown
+        (uvicorn re-raises the signal, which makes SIGTERM look like a crash)."""
+
+        @contextlib.contextmanager
+        def capture_signals(self) -> Iterator[None]:
+            previous = {sig: signal.signal(sig, self.handle_exit)
+                        for sig in (signal.SIGINT, signal.SIGTERM)}
+            try:
+                yield
+            finally:
+                for sig, handler in previous.items():
+                    signal.signal(sig, handler)
+
+    Server(config).run()
 
 
 def require_server_extra() -> None:
