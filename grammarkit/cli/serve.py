@@ -23,6 +23,8 @@ from grammarkit.cli.common import InputError, echo
               metavar="random|hf:NAME_OR_PATH",
               help="The language model: random logits (nothing to download) or a transformers "
                    "model from the local cache or a directory.")
+@click.option("--backend", type=click.Choice(["native", "xgrammar"]), default="native",
+              show_default=True, help="Grammar engine masking the model (xgrammar: to compare).")
 @click.option("--api-key", envvar="GRAMMARKIT_API_KEY", default=None, show_envvar=True,
               help="Require `Authorization: Bearer KEY` on every route but /health.")
 @click.option("--max-request-bytes", type=click.IntRange(min=1024), default=1 << 20,
@@ -33,11 +35,11 @@ from grammarkit.cli.common import InputError, echo
 @click.option("--log-level", type=click.Choice(["debug", "info", "warning", "error"]),
               default="info", show_default=True)
 def command(host: str, port: int, model: str, tokenizer: str | None, lm_spec: str,
-            api_key: str | None, max_request_bytes: int, workers: int, seed: int,
+            backend: str, api_key: str | None, max_request_bytes: int, workers: int, seed: int,
             log_level: str) -> None:
     """Serve POST /v1/completions (SGLang's fields: token-id prompts with an ebnf, regex or
-    json_schema constraint), GET /v1/models and GET /health, generating with grammarkit's
-    native decoder. Stops cleanly on SIGINT or SIGTERM."""
+    json_schema constraint), GET /v1/models, GET /health and GET /metrics, generating with
+    grammarkit's native decoder. Stops cleanly on SIGINT or SIGTERM."""
     from grammarkit.server.engine import Limits
     from grammarkit.server.run import ServerSetupError, build_engine, require_server_extra, serve
 
@@ -46,13 +48,13 @@ def command(host: str, port: int, model: str, tokenizer: str | None, lm_spec: st
     try:
         require_server_extra()
         engine = build_engine(model=model, tokenizer=tokenizer, lm=lm_spec, seed=seed,
-                              limits=Limits(max_request_bytes=max_request_bytes))
+                              backend=backend, limits=Limits(max_request_bytes=max_request_bytes))
     except ServerSetupError as exc:
         raise InputError(str(exc)) from None
     if lm_spec != "random":
         workers = 1  # a transformers model keeps one decoding cache
     auth = "API key required" if api_key else "no API key"
     echo(f"grammarkit serve: model {model!r}, {engine.vocab.vocab_size} token ids "
-         f"({engine.vocab.source}), lm {lm_spec}, {auth}, on http://{host}:{port}", err=True)
+         f"({engine.vocab.source}), lm {lm_spec}, {backend} backend, {auth}, on http://{host}:{port}", err=True)
     serve(engine, host=host, port=port, api_key=api_key, log_level=log_level, workers=workers)
     sys.exit(0)

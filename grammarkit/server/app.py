@@ -1,6 +1,7 @@
 """The HTTP layer: an SGLang-compatible FastAPI app over a :class:`CompletionEngine`.
 
-Routes: ``POST /v1/completions``, ``GET /v1/models``, ``GET /health``. Errors use SGLang's body
+Routes: ``POST /v1/completions``, ``GET /v1/models``, ``GET /health``, and ``GET /metrics``
+(Prometheus text: requests, seconds in grammar work and in generation). Errors use SGLang's body
 ``{"object": "error", "message": ..., "type": "BadRequestError", "param": null, "code": 400}``;
 generation runs in worker threads, so the event loop keeps serving while requests compute.
 """
@@ -77,7 +78,7 @@ def create_app(engine: CompletionEngine, *, api_key: str | None = None,
         message = f"{request.method} {request.url.path}: {exc.detail}"
         if exc.status_code == 404:
             message = f"no route {request.url.path}; this server has POST /v1/completions, " \
-                      "GET /v1/models and GET /health"
+                      "GET /v1/models, GET /health and GET /metrics"
         return error_response(exc.status_code, message)
 
     @app.exception_handler(Exception)
@@ -94,6 +95,11 @@ def create_app(engine: CompletionEngine, *, api_key: str | None = None,
         card = ModelCard(engine.model, "grammarkit", int(time.time()),
                          engine.limits.context_length)
         return {"object": "list", "data": [card.to_json()]}
+
+    @app.get("/metrics")
+    async def metrics() -> Response:
+        lines = [f"grammarkit_{name} {value}" for name, value in engine.metrics().items()]
+        return Response("\n".join(lines) + "\n", media_type="text/plain; version=0.0.4")
 
     @app.post("/v1/completions")
     async def completions(request: Request) -> Response:

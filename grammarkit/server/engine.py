@@ -97,6 +97,8 @@ class CompletionEngine:
         """Seconds spent compiling grammars and computing token masks (non-streamed requests)."""
         self.total_seconds = 0.0
         """Seconds spent compiling grammars and generating (non-streamed requests)."""
+        self.requests = 0
+        """Requests answered with completions."""
 
     # -- requests --------------------------------------------------------------------------
 
@@ -177,6 +179,8 @@ class CompletionEngine:
                 choices.append(CompletionChoice(p * request.n + choice.index, text,
                                                 choice.finish_reason, choice.matched_stop,
                                                 logprobs))
+        with self._lock:
+            self.requests += 1
         return CompletionResponse(_request_id(), "text_completion", int(time.time()),
                                   request.model, choices,
                                   Usage(prompt_tokens, completion_tokens,
@@ -215,10 +219,20 @@ class CompletionEngine:
                                       [CompletionChoice(p * request.n + chunk.index, text,
                                                         chunk.finish_reason, chunk.matched_stop,
                                                         logprobs)], usage)
+        with self._lock:
+            self.requests += 1
         if request.include_usage:
             yield CompletionChunk(ident, "text_completion", created, request.model, [],
                                   Usage(prompt_tokens, completion_tokens,
                                         prompt_tokens + completion_tokens, 0, 0))
+
+    def metrics(self) -> dict[str, float]:
+        """Counters since start: requests, grammar seconds (compiling grammars, token masks),
+        total seconds (compiling and generating); the last two cover non-streamed requests."""
+        with self._lock:
+            return {"requests_total": self.requests,
+                    "grammar_seconds_total": self.grammar_seconds,
+                    "generation_seconds_total": self.total_seconds}
 
     def sampling_params(self, request: CompletionRequest) -> SamplingParams:
         from grammarkit.generate.params import SamplingParams

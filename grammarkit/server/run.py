@@ -86,14 +86,19 @@ def load_model(spec: str, vocab: Vocabulary | None, seed: int
 
 
 def build_engine(*, model: str, tokenizer: str | None, lm: str = "random", seed: int = 0,
-                 limits: Limits | None = None) -> CompletionEngine:
-    """The engine ``grammarkit serve`` runs: the native backend over the chosen model."""
+                 backend: str = "native", limits: Limits | None = None) -> CompletionEngine:
+    """The engine ``grammarkit serve`` runs: the native backend (or ``xgrammar``, to compare)
+    over the chosen model."""
     from grammarkit.generate.backend import get_backend
+    from grammarkit.generate.errors import GenerationError
 
     vocab = load_vocabulary(tokenizer) if tokenizer is not None else None
     language_model, vocab = load_model(lm, vocab, seed)
-    backend = get_backend("native", lm=language_model, vocab=vocab)
-    return CompletionEngine(backend, getattr(backend, "vocab", vocab), model, limits)
+    try:
+        generator = get_backend(backend, lm=language_model, vocab=vocab)
+    except GenerationError as exc:
+        raise ServerSetupError(str(exc)) from None
+    return CompletionEngine(generator, getattr(generator, "vocab", vocab), model, limits)
 
 
 def serve(engine: CompletionEngine, *, host: str, port: int, api_key: str | None,
