@@ -45,7 +45,7 @@ OPENAI_FIELDS = (
 )
 SGLANG_FIELDS = (
     "top_k", "min_p", "min_tokens", "repetition_penalty", "stop_token_ids", "skip_special_tokens",
-    *CONSTRAINT_FIELDS,
+    "response_format", *CONSTRAINT_FIELDS,
 )
 PASSTHROUGH_FIELDS = (
     "custom_params", "ignore_eos", "no_stop_trim", "spaces_between_special_tokens", "stop_regex",
@@ -377,12 +377,17 @@ class _Checker:
 
     def constraint(self) -> tuple[str, str] | None:
         given = [name for name in CONSTRAINT_FIELDS if self._get(name) is not None]
+        response_format = self.response_format()
+        if response_format is not None:
+            given.append("response_format")
         if len(given) > 1:
             self.fail("GK372", f"/{given[1]}", f"a request takes one constraint, got "
                       f"{' and '.join(given)}", "merge them into one grammar")
             return None
         if not given:
             return None
+        if response_format is not None:
+            return "json_schema", response_format
         name = given[0]
         value = self.body[name]
         if not isinstance(value, str):
@@ -391,6 +396,30 @@ class _Checker:
                       hint)
             return None
         return name, value
+
+    def response_format(self) -> str | None:
+        """SGLang's ``response_format`` as JSON Schema text: ``json_object`` is any object,
+        ``json_schema`` its ``schema``; ``text`` (or none) is no constraint."""
+        value = self._get("response_format")
+        if value is None:
+            return None
+        kind = value.get("type") if isinstance(value, Mapping) else None
+        if kind == "text":
+            return None
+        if kind == "json_object":
+            return '{"type": "object"}'
+        if kind == "json_schema":
+            spec = value.get("json_schema")
+            schema = spec.get("schema", spec.get("schema_")) if isinstance(spec, Mapping) \
+                else None
+            if isinstance(schema, (Mapping, bool)):
+                return json.dumps(schema)
+            self.fail("GK371", "/response_format/json_schema", "response_format of type "
+                      "json_schema needs json_schema.schema, an object")
+            return None
+        self.fail("GK371", "/response_format", "response_format must be an object whose type "
+                  "is text, json_object or json_schema", "or send `json_schema` directly")
+        return None
 
     def passthrough(self) -> None:
         for name in _BOOL_FIELDS:

@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import os
 import time
 from collections.abc import Iterator, Sequence
 from typing import TYPE_CHECKING, Any
@@ -17,6 +18,11 @@ if TYPE_CHECKING:
     from grammarkit.client.types import CompletionChoice, LogProbs
 
 
+URL_ENV = "GRAMMARKIT_URL"
+MODEL_ENV = "GRAMMARKIT_MODEL"
+DEFAULT_URL = "http://127.0.0.1:30000"
+
+
 class RemoteBackend:
     """Sends each request to ``POST /v1/completions``: the constraint travels as the server's
     ``ebnf`` field, or as ``regex``/``json_schema`` when it came from one, so the server
@@ -25,9 +31,10 @@ class RemoteBackend:
     Parameters
     ----------
     url
-        The server, e.g. ``http://127.0.0.1:30000``.
+        The server; default ``$GRAMMARKIT_URL``, else ``http://127.0.0.1:30000`` (where
+        ``grammarkit serve`` listens by default).
     model
-        The model name to request.
+        The model name to request; default ``$GRAMMARKIT_MODEL``, else ``default``.
     api_key, timeout, retries, text_prompts
         As for :class:`~grammarkit.client.CompletionsClient` (the key defaults to
         ``$GRAMMARKIT_API_KEY``).
@@ -42,19 +49,18 @@ class RemoteBackend:
 
     name = "remote"
 
-    def __init__(self, url: str | None = None, model: str = "default", *,
+    def __init__(self, url: str | None = None, model: str | None = None, *,
                  api_key: str | None = None, timeout: float = 60.0, retries: int = 2,
                  text_prompts: bool = False, client: CompletionsClient | None = None):
         if client is None:
-            if url is None:
-                raise ValueError("the remote backend needs url= (or client=)")
+            url = url or os.environ.get(URL_ENV, DEFAULT_URL)
             require("httpx", "client", "the remote backend")
             from grammarkit.client.sync import CompletionsClient
 
             client = CompletionsClient(url, api_key, timeout=timeout, retries=retries,
                                        text_prompts=text_prompts)
         self.client = client
-        self.model = model
+        self.model = model or os.environ.get(MODEL_ENV, "default")
 
     def generate(self, constraint: Constraint, prompt: Sequence[int] | str,
                  params: SamplingParams | None = None) -> Completion:

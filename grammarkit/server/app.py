@@ -22,12 +22,13 @@ from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from grammarkit.client.protocol import CompletionRequest, RequestError, describe, problem
 from grammarkit.client.types import CompletionChunk, ModelCard
-from grammarkit.server.engine import CompletionEngine
+from grammarkit.server.engine import NO_EFFECT_FIELDS, CompletionEngine
 
 logger = logging.getLogger("grammarkit.server")
 
 IGNORED_FIELDS_HEADER = "X-Grammarkit-Ignored-Fields"
-"""Names the request fields the server ignored (unknown to the protocol), as SGLang ignores them."""
+"""Names the request fields the server ignored: unknown to the protocol (SGLang ignores them too),
+or accepted without effect here (``NO_EFFECT_FIELDS``)."""
 
 _TYPES = {400: "BadRequestError", 401: "AuthenticationError", 404: "NotFoundError",
           405: "MethodNotAllowedError", 413: "RequestTooLargeError", 500: "InternalServerError"}
@@ -111,9 +112,11 @@ def create_app(engine: CompletionEngine, *, api_key: str | None = None,
         except RequestError as exc:
             return error_response(400, describe(exc.diagnostics))
         headers = {}
-        if parsed.ignored:
-            logger.info("ignored unknown request fields: %s", ", ".join(parsed.ignored))
-            headers[IGNORED_FIELDS_HEADER] = ",".join(parsed.ignored)[:1000]
+        ignored = [*parsed.ignored, *(name for name in NO_EFFECT_FIELDS
+                                      if _given(parsed, name))]
+        if ignored:
+            logger.info("ignored request fields: %s", ", ".join(ignored))
+            headers[IGNORED_FIELDS_HEADER] = ",".join(ignored)[:1000]
         if parsed.stream:
             return await _stream(engine, parsed, limiter, headers)
         try:
@@ -123,6 +126,13 @@ def create_app(engine: CompletionEngine, *, api_key: str | None = None,
         return JSONResponse(response.to_json(), headers=headers)
 
     return app
+
+
+def _given(request: CompletionRequest, name: str) -> bool:
+    """Whether the request set ``name`` to something other than its default."""
+    if name == "skip_special_tokens":
+        return not request.skip_special_tokens
+    return name in request.extra or getattr(request, name, None) is not None
 
 
 async def _read_body(request: Request, limit: int) -> bytes | Response:

@@ -37,6 +37,15 @@ if TYPE_CHECKING:
 ANY_TEXT = "root ::= [^]*"
 """The grammar of requests without a constraint: any text."""
 
+NO_EFFECT_FIELDS = (
+    "best_of", "suffix", "user", "skip_special_tokens", "spaces_between_special_tokens",
+    "custom_params", "logprob_start_len", "lora_path", "priority", "return_hidden_states",
+    "return_logprob", "return_routed_experts", "return_text_in_logprobs", "rid",
+    "token_ids_logprob", "top_logprobs_num",
+)
+"""Fields accepted, as SGLang accepts them, that change nothing here (``best_of`` and
+``suffix`` are ignored by SGLang's completions too); responses name them with unknown fields."""
+
 UNSUPPORTED_FIELDS = {
     "stop_regex": "stop strings (`stop`) are supported, stop regexes are not",
     "structural_tag": "use `ebnf`, `regex` or `json_schema`",

@@ -15,6 +15,7 @@ from click.testing import CliRunner
 
 import grammarkit as gk
 from grammarkit.cli import main
+from grammarkit.client import APIConnectionError
 from grammarkit.generate.backend import get_backend
 from grammarkit.generate.remote import RemoteBackend
 from tests.conftest import REPO_ROOT
@@ -79,6 +80,12 @@ def test_remote_backend_sends_regex_and_schema_fields(server: Server) -> None:
     assert chunks[-1].finish_reason == "stop"
 
 
-def test_remote_backend_without_url_is_an_error() -> None:
-    with pytest.raises(ValueError, match="url"):
-        RemoteBackend()
+def test_remote_backend_through_generate_reads_the_environment(
+        server: Server, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("GRAMMARKIT_URL", server.url)
+    monkeypatch.setenv("GRAMMARKIT_API_KEY", API_KEY)
+    completion = gk.generate('root ::= "yes" | "no"', [9703], backend="remote", max_tokens=4)
+    assert completion.text in {"yes", "no"}
+    monkeypatch.setenv("GRAMMARKIT_URL", "http://127.0.0.1:9")  # discard port: refused
+    with pytest.raises(APIConnectionError, match="127.0.0.1:9"):
+        gk.generate('root ::= "x"', [1], backend=RemoteBackend(retries=0))

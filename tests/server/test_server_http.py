@@ -177,6 +177,8 @@ def test_refused_prompt_forms(server: Server, prompt: object, needle: str) -> No
     ({"json_schema": "{not json"}, ["GK374", "not valid JSON"]),
     ({"stream": "yes"}, ["stream must be true or false"]),
     ({"structural_tag": "{}"}, ["GK378", "not supported"]),
+    ({"response_format": {"type": "xml"}}, ["GK371", "response_format"]),
+    ({"response_format": {"type": "json_object"}, "regex": "a"}, ["GK372"]),
     ({"prompt": [248077]}, ["GK375", "beyond the vocabulary", "/prompt/0"]),
     ({"prompt": [[1], [2, 999999]]}, ["GK375", "/prompt/1/1"]),
     ({"stop_token_ids": [10**7]}, ["GK375", "stop_token_ids"]),
@@ -214,6 +216,23 @@ def test_unknown_fields_are_ignored_and_named(server: Server) -> None:
                              "frobnicate": 1, "temperature": 0})
     assert response.status_code == 200
     assert response.headers["x-grammarkit-ignored-fields"] == "frobnicate"
+
+
+def test_fields_without_effect_are_named(server: Server) -> None:
+    response = post(server, {"model": MODEL, "prompt": [9703], "ebnf": AB, "max_tokens": 2,
+                             "best_of": 2, "suffix": "!", "lora_path": "x"})
+    assert response.status_code == 200
+    assert response.headers["x-grammarkit-ignored-fields"] == "best_of,suffix,lora_path"
+
+
+def test_response_format_constrains_to_json(client: CompletionsClient) -> None:
+    schema = {"type": "json_schema", "json_schema": {"name": "p", "schema": PERSON}}
+    response = client.completions(MODEL, [9703], response_format=schema, max_tokens=300, seed=0)
+    assert response.choices[0].finish_reason == "stop"
+    assert set(json.loads(response.text)) == {"name", "age"}
+    any_object = client.completions(MODEL, [9703], response_format={"type": "json_object"},
+                                    max_tokens=8, seed=0, n=4)
+    assert all(c.text.lstrip(" \t\r\n").startswith("{") for c in any_object.choices)
 
 
 def test_huge_body_gets_413(server: Server) -> None:
