@@ -12,7 +12,7 @@ import hmac
 import json
 import logging
 import time
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import AsyncGenerator, Awaitable, Callable
 from typing import Any
 
 import anyio
@@ -169,7 +169,7 @@ async def _stream(engine: CompletionEngine, request: CompletionRequest,
     except RequestError as exc:
         return error_response(400, describe(exc.diagnostics), headers)
 
-    async def events() -> AsyncIterator[str]:
+    async def events() -> AsyncGenerator[str, None]:
         chunk = first
         try:
             while chunk is not done:
@@ -186,5 +186,20 @@ async def _stream(engine: CompletionEngine, request: CompletionRequest,
             chunks.close()
         yield "data: [DONE]\n\n"
 
-    return StreamingResponse(events(), media_type="text/event-stream",
-                             headers={"Cache-Control": "no-cache", **headers})
+    return EventStreamResponse(events(), headers={"Cache-Control": "no-cache", **headers})
+
+
+class EventStreamResponse(StreamingResponse):
+    """A server-sent-event response that closes its events however the response ends: when the
+    client leaves mid-stream, Starlette stops iterating without closing the generator, which
+    would keep its generation (and the grammar matcher) alive."""
+
+    def __init__(self, events: AsyncGenerator[str, None], headers: dict[str, str]):
+        super().__init__(events, media_type="text/event-stream", headers=headers)
+        self._events = events
+
+    async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
+        try:
+            await super().__call__(scope, receive, send)
+        finally:
+            await self._events.aclose()

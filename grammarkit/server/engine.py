@@ -3,6 +3,7 @@ chunks out, generating through a grammarkit backend. No HTTP here (see :mod:`.ap
 
 from __future__ import annotations
 
+import contextlib
 import json
 import threading
 import time
@@ -108,6 +109,8 @@ class CompletionEngine:
         """Seconds spent compiling grammars and generating (non-streamed requests)."""
         self.requests = 0
         """Requests answered with completions."""
+        self.active = 0
+        """Requests generating now (a stream stops when its client leaves)."""
 
     # -- requests --------------------------------------------------------------------------
 
@@ -148,18 +151,21 @@ class CompletionEngine:
                 return cached
             gate = self._compiling.setdefault(key, threading.Lock())
         with gate:  # one compile per text, even when many requests bring it at once
-            with self._lock:
-                cached = self._grammars.get(key)
-            if cached is None:
-                started = time.perf_counter()
-                cached = compile_constraint(*key)
-                elapsed = time.perf_counter() - started
+            try:
                 with self._lock:
-                    self.grammar_seconds += elapsed
-                    self.total_seconds += elapsed
-                    self._grammars[key] = cached
-                    while len(self._grammars) > self._grammar_cache_size:
-                        self._grammars.popitem(last=False)
+                    cached = self._grammars.get(key)
+                if cached is None:
+                    started = time.perf_counter()
+                    cached = compile_constraint(*key)
+                    elapsed = time.perf_counter() - started
+                    with self._lock:
+                        self.grammar_seconds += elapsed
+                        self.total_seconds += elapsed
+                        self._grammars[key] = cached
+                        while len(self._grammars) > self._grammar_cache_size:
+                            self._grammars.popitem(last=False)
+            finally:
+                with self._lock:
                     self._compiling.pop(key, None)
         return cached
 
@@ -171,6 +177,10 @@ class CompletionEngine:
         RequestError
             When the grammar does not compile (with its located diagnostics).
         """
+        with self._activity():
+            return self._complete(request)
+
+    def _complete(self, request: CompletionRequest) -> CompletionResponse:
         grammar = self.grammar(request)
         params = self.sampling_params(request)
         choices: list[CompletionChoice] = []
@@ -199,6 +209,10 @@ class CompletionEngine:
         """The response as stream chunks, SGLang's shapes: one chunk per piece of text with
         the choice's ``index``; the last of each choice carries ``finish_reason``; then, with
         ``stream_options.include_usage``, a chunk with ``usage`` and no choices. Blocking."""
+        with self._activity():
+            yield from self._stream(request)
+
+    def _stream(self, request: CompletionRequest) -> Generator[CompletionChunk, None, None]:
         grammar = self.grammar(request)
         params = self.sampling_params(request)
         ident, created = _request_id(), int(time.time())
@@ -239,7 +253,7 @@ class CompletionEngine:
         """Counters since start: requests, grammar seconds (compiling grammars, token masks),
         total seconds (compiling and generating); the last two cover non-streamed requests."""
         with self._lock:
-            return {"requests_total": self.requests,
+            return {"requests_total": self.requests, "requests_active": self.active,
                     "grammar_seconds_total": self.grammar_seconds,
                     "generation_seconds_total": self.total_seconds}
 
@@ -267,6 +281,16 @@ class CompletionEngine:
         return b"".join(self.vocab.token_bytes(t) for t in prompt).decode("utf-8", "replace")
 
     # -- helpers ---------------------------------------------------------------------------
+
+    @contextlib.contextmanager
+    def _activity(self) -> Iterator[None]:
+        with self._lock:
+            self.active += 1
+        try:
+            yield
+        finally:
+            with self._lock:
+                self.active -= 1
 
     def _count(self, grammar_seconds: float, total_seconds: float) -> None:
         with self._lock:

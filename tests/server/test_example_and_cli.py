@@ -89,3 +89,14 @@ def test_remote_backend_through_generate_reads_the_environment(
     monkeypatch.setenv("GRAMMARKIT_URL", "http://127.0.0.1:9")  # discard port: refused
     with pytest.raises(APIConnectionError, match="127.0.0.1:9"):
         gk.generate('root ::= "x"', [1], backend=RemoteBackend(retries=0))
+
+
+@pytest.mark.parametrize(("args", "needle"), [
+    (["--lm", "gpt"], "--lm takes `random` or `hf:NAME_OR_PATH`"),
+    (["--tokenizer", "no-such-tokenizer"], "neither a file nor one of qwen3.6"),
+    (["--tokenizer", "README.md"], "README.md"),
+])
+def test_serve_refuses_bad_setup(args: list[str], needle: str) -> None:
+    result = CliRunner().invoke(main, ["serve", "--port", "0", *args])
+    assert result.exit_code == 2, result.output
+    assert needle in result.stderr

@@ -8,6 +8,7 @@ import asyncio
 import json
 import re
 import socket
+import time
 
 import httpx
 import pytest
@@ -247,6 +248,28 @@ def test_error_mid_request_does_not_break_the_server(server: Server) -> None:
                      b"Authorization: Bearer " + API_KEY.encode() + b"\r\n\r\n{\"model\"")
     response = post(server, {"model": MODEL, "prompt": [9703], "ebnf": AB, "max_tokens": 2})
     assert response.status_code == 200
+
+
+def test_client_leaving_mid_stream_does_not_stall_the_server(server: Server) -> None:
+    body = {"model": MODEL, "prompt": [9703], "ebnf": "root ::= [a-z]+", "max_tokens": 5000,
+            "stream": True}
+    with httpx.stream("POST", server.url + "/v1/completions", json=body, timeout=60,
+                      headers={"Authorization": f"Bearer {API_KEY}"}) as response:
+        lines = response.iter_lines()
+        assert next(lines).startswith("data: ")
+        assert active(server) >= 1
+    deadline = time.monotonic() + 10
+    while active(server) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert active(server) == 0  # generation stopped with the client, not 5000 tokens later
+    response = post(server, {"model": MODEL, "prompt": [9703], "ebnf": AB, "max_tokens": 2})
+    assert response.status_code == 200
+
+
+def active(server: Server) -> float:
+    text = httpx.get(server.url + "/metrics", headers={"Authorization": f"Bearer {API_KEY}"}).text
+    values = dict(line.split() for line in text.splitlines())
+    return float(values["grammarkit_requests_active"])
 
 
 def socket_to(server: Server) -> socket.socket:
