@@ -10,7 +10,18 @@ from __future__ import annotations
 
 import click
 
-from grammarkit.cli import complete, convert, fmt, lint, match, sample, serve
+from grammarkit.cli import (
+    complete,
+    convert,
+    diagram,
+    fmt,
+    lint,
+    lsp,
+    match,
+    sample,
+    serve,
+    test,
+)
 
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})
@@ -19,5 +30,5 @@ def main() -> None:
     """Author, check and run grammars for LLM constrained decoding (XGrammar/SGLang EBNF)."""
 
 
-for _module in (lint, fmt, match, convert, sample, complete, serve):
+for _module in (lint, fmt, match, convert, sample, test, diagram, lsp, complete, serve):
     main.add_command(_module.command)
