@@ -9,6 +9,7 @@ import json
 import re
 import socket
 import time
+from collections.abc import Iterator
 
 import httpx
 import pytest
@@ -239,6 +240,16 @@ def test_response_format_constrains_to_json(client: CompletionsClient) -> None:
 def test_huge_body_gets_413(server: Server) -> None:
     raw = b'{"model": "m", "prompt": [' + b"1," * 600_000 + b"1]}"
     assert_error(post(server, None, raw=raw), 413, "GK377", "limit")
+
+    def chunked() -> Iterator[bytes]:  # no Content-Length: counted while read
+        yield b'{"model": "m", "prompt": ['
+        for _ in range(100):
+            yield b"1," * 10_000
+        yield b"1]}"
+
+    response = httpx.post(server.url + "/v1/completions", content=chunked(), timeout=60,
+                          headers={"Authorization": f"Bearer {API_KEY}"})
+    assert_error(response, 413, "GK377")
 
 
 def test_error_mid_request_does_not_break_the_server(server: Server) -> None:
