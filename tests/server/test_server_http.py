@@ -316,13 +316,22 @@ def test_client_errors_carry_the_server_message(client: CompletionsClient) -> No
 # -- concurrency -------------------------------------------------------------------------------
 
 def test_200_concurrent_requests_all_succeed(server: Server) -> None:
-    async def run() -> list[str]:
+    async def health_while_busy() -> float:
+        await asyncio.sleep(1.0)  # the requests are queued and generating by now
+        async with httpx.AsyncClient() as plain:
+            started = time.monotonic()
+            assert (await plain.get(server.url + "/health", timeout=30)).status_code == 200
+            return time.monotonic() - started
+
+    async def run() -> tuple[list[str], float]:
         async with AsyncCompletionsClient(server.url, API_KEY, timeout=120,
                                           max_connections=200) as client:
-            responses = await asyncio.gather(*(
+            requests = asyncio.gather(*(
                 client.completions(MODEL, [9703, i], ebnf=AB, max_tokens=1, seed=i)
                 for i in range(200)))
-        return [r.text for r in responses]
+            responses, health_seconds = await asyncio.gather(requests, health_while_busy())
+        return [r.text for r in responses], health_seconds
 
-    texts = asyncio.run(run())
+    texts, health_seconds = asyncio.run(run())
     assert len(texts) == 200 and set(texts) <= {"A", "B"}
+    assert health_seconds < 3.0, health_seconds  # generation runs in worker threads
