@@ -23,6 +23,8 @@ _EXPORTS = {
     "allocate_token_bitmask": "grammarkit.decode",
     "apply_token_bitmask": "grammarkit.decode",
     "sample": "grammarkit.sample",
+    "check": "grammarkit.check",
+    "CheckReport": "grammarkit.check",
 }
 
 __all__ = [  # noqa: RUF022 - grouped by stage, like _EXPORTS
@@ -38,6 +40,8 @@ __all__ = [  # noqa: RUF022 - grouped by stage, like _EXPORTS
     "allocate_token_bitmask",
     "apply_token_bitmask",
     "sample",
+    "check",
+    "CheckReport",
     "__version__",
 ]
 
