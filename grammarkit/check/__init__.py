@@ -100,7 +100,9 @@ def check(
     found: list[Diagnostic] = []
     seconds: dict[str, float] = {}
     results: dict[str, object] = {}
-    can_complete = True
+    graph = ctx.properties.graph
+    can_complete = grammar.root in graph.body and ctx.properties.productive[
+        graph.body[grammar.root]]
     for module in CHECKS:
         if not enabled.intersection(module.CODES):
             continue
@@ -117,8 +119,6 @@ def check(
         diagnostics, result = outcome if isinstance(outcome, tuple) else (outcome, None)
         found.extend(d for d in diagnostics if d.code in enabled)
         results[module.NAME] = result
-        if module is termination and any(d.code == "GK310" for d in diagnostics):
-            can_complete = False
     found.sort(key=lambda d: (not d.is_error, d.span.start if d.span else -1, d.code))
     worst = results.get(loops.NAME)
     return CheckReport(

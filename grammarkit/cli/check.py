@@ -122,7 +122,6 @@ def _grammar(path: str, root: str) -> Grammar | None:
     """The grammar or converted schema in ``path``; None (errors printed) when it has errors."""
     from grammarkit.diagnostics import GrammarError
     from grammarkit.grammar import Grammar
-    from grammarkit.source import SourceText
 
     if not path.endswith(SCHEMA_SUFFIX):
         loaded = try_load(read(path), root)
@@ -130,13 +129,12 @@ def _grammar(path: str, root: str) -> Grammar | None:
             echo(render(loaded.diagnostics) + "\n", err=True)
             return None
         return loaded
-    source = read(path)
+    if path == "-":
+        raise InputError("a JSON Schema cannot be read from standard input here: name its file")
     try:
-        return Grammar.from_json_schema(source.text)
+        return Grammar.from_json_schema(Path(path))
     except GrammarError as exc:
-        located = SourceText(source.text, path)
-        echo(render(d if d.source else d.with_source(located) for d in exc.diagnostics) + "\n",
-             err=True)
+        echo(render(exc.diagnostics) + "\n", err=True)
     except ValueError as exc:
         echo(f"{path}: cannot convert the schema: {exc}\n", err=True)
     return None
