@@ -25,7 +25,8 @@ from grammarkit.cli.common import (
 
 if TYPE_CHECKING:
     from grammarkit.check.tokenizers import LoadedTokenizer
-    from grammarkit.grammar import Grammar
+    from grammarkit.diagnostics import Diagnostic
+    from grammarkit.source import SourceText
 
 PROGRESS_AFTER_SECONDS = 1.0
 """A check running longer than this gets a progress bar on standard error."""
@@ -106,7 +107,7 @@ def load_tokenizer_or_exit(spec: str, stop_tokens: tuple[int, ...]) -> LoadedTok
         raise InputError(f"--tokenizer: {exc}") from None
 
 
-def run_check(grammar: Grammar, loaded: LoadedTokenizer, path: str, **options: Any) -> Any:
+def run_check(grammar: Any, loaded: LoadedTokenizer, path: str, **options: Any) -> Any:
     """`grammarkit.check.check` with a progress bar; a bad ``--select`` is a usage error."""
     from grammarkit.check import check
 
@@ -118,7 +119,25 @@ def run_check(grammar: Grammar, loaded: LoadedTokenizer, path: str, **options: A
         raise click.UsageError(str(exc)) from None
 
 
-def _grammar(path: str, root: str) -> Grammar | None:
+def tokenizer_findings(source: SourceText, root: str, tokenizer: str,
+                       stop_tokens: tuple[int, ...]) -> list[Diagnostic]:
+    """`grammarkit check` findings for an error-free grammar text (`grammarkit lint
+    --tokenizer`); the tokenizer is loaded once per process."""
+    from grammarkit.grammar import Grammar
+
+    grammar = try_load(source, root)
+    if not isinstance(grammar, Grammar):
+        return []
+    key = (tokenizer, stop_tokens)
+    if key not in _LOADED:
+        _LOADED[key] = load_tokenizer_or_exit(tokenizer, stop_tokens)
+    return list(run_check(grammar, _LOADED[key], source.path).diagnostics)
+
+
+_LOADED: dict[tuple[str, tuple[int, ...]], LoadedTokenizer] = {}
+
+
+def _grammar(path: str, root: str) -> Any:
     """The grammar or converted schema in ``path``; None (errors printed) when it has errors."""
     from grammarkit.diagnostics import GrammarError
     from grammarkit.grammar import Grammar
@@ -166,6 +185,11 @@ def _list_tokenizers(output_format: str) -> None:
         echo(f"{named.name:<12} {named.description:<42} {where}")
 
 
+def interactive() -> bool:
+    """Whether standard error is a terminal (a progress bar elsewhere is noise in logs)."""
+    return sys.stderr.isatty()
+
+
 class _ProgressBar:
     """``progress(name, done, total)`` drawing a `click.progressbar` on standard error once a
     check has run longer than `PROGRESS_AFTER_SECONDS`."""
@@ -187,7 +211,7 @@ class _ProgressBar:
             self._close()
             self.name, self.started = name, time.perf_counter()
         if self.bar is None:
-            if time.perf_counter() - self.started < PROGRESS_AFTER_SECONDS:
+            if time.perf_counter() - self.started < PROGRESS_AFTER_SECONDS or not interactive():
                 return
             self.bar = click.progressbar(length=total, label=name, file=sys.stderr)
             self.bar.__enter__()

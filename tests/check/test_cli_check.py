@@ -105,9 +105,22 @@ def test_list_tokenizers() -> None:
 
 def test_progress_bar_on_stderr(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(check_command, "PROGRESS_AFTER_SECONDS", 0.0)
+    monkeypatch.setattr(check_command, "interactive", lambda: True)
     result = run(["check", "grammars/iso8601.ebnf", "--tokenizer", "llama3", "--samples", "20"])
     assert "mask-statistics" in result.stderr and "boundaries" in result.stderr
     assert "mask-statistics" not in result.stdout
+    monkeypatch.setattr(check_command, "interactive", lambda: False)
+    quiet = run(["check", "grammars/iso8601.ebnf", "--tokenizer", "llama3", "--samples", "20"])
+    assert quiet.stderr == ""
+
+
+def test_lint_with_tokenizer(tmp_path: Path) -> None:
+    grammar = tmp_path / "quoted.ebnf"
+    grammar.write_text('root ::= "\\"" [^"]* "\\""\n')
+    assert run(["lint", str(grammar)]).stdout == "All checks passed.\n"
+    result = run(["lint", str(grammar), "--tokenizer", "llama3"])
+    assert result.exit_code == 0 and f"{grammar}:1:15: GK320" in result.stdout
+    assert "Found 0 errors and 1 warning in 1 file." in result.stdout
 
 
 # -- bad input -----------------------------------------------------------------------------------
