@@ -111,7 +111,7 @@ def check(
             continue
         start = time.perf_counter()
         try:
-            outcome = module.run(ctx)  # type: ignore[attr-defined]
+            outcome = module.run(ctx)
         except RecursionError:
             ctx.notes.append(f"{module.NAME}: skipped, the grammar is nested too deeply")
             continue

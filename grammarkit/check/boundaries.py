@@ -12,18 +12,24 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from grammarkit.check.context import CheckContext
+from grammarkit.check.tokenizers import Encoder
 from grammarkit.diagnostics import Diagnostic, Severity
 
 NAME = "boundaries"
 CODES = ("GK340", "GK341")
 
 MAX_FINDINGS = 5
+MAX_REPLAYED_TOKENS = 20_000
+"""Fewer sentences are replayed when they are long: about this many tokens in all."""
+_PROBE = 10
 _SHOWN_TOKENS = 12
 
 
 @dataclass(frozen=True)
 class BoundaryStatistics:
-    """How many sampled sentences were tokenized and replayed, and how many were refused."""
+    """How many sampled sentences were tokenized and replayed, and how many were refused.
+
+    Long sentences are replayed up to about `MAX_REPLAYED_TOKENS` tokens in all."""
 
     sentences: int
     refused: int
@@ -36,7 +42,7 @@ def run(ctx: CheckContext) -> tuple[list[Diagnostic], BoundaryStatistics | None]
         ctx.notes.append(f"{NAME}: skipped, no tokenizer encoder for {ctx.vocab.source} "
                          "(install the tokenizer's package, or `tokenizers` for tokenizer.json)")
         return [], None
-    sentences = ctx.sentences
+    sentences = _sentences(ctx, encode)
     matcher = ctx.matcher
     found: list[Diagnostic] = []
     seen: set[tuple[str, int]] = set()
@@ -58,6 +64,19 @@ def run(ctx: CheckContext) -> tuple[list[Diagnostic], BoundaryStatistics | None]
         found.append(_finding(ctx, code, sentence, ids, position))
     matcher.reset()
     return found, BoundaryStatistics(len(sentences), refused)
+
+
+def _sentences(ctx: CheckContext, encode: Encoder) -> list[str]:
+    """``ctx.samples`` sampled sentences, or as many as fit `MAX_REPLAYED_TOKENS` (a seeded
+    sample's first sentences do not depend on how many are asked for)."""
+    from grammarkit.sample import sample
+
+    probe = sample(ctx.grammar, n=min(ctx.samples, _PROBE), seed=ctx.seed)
+    if len(probe) < _PROBE:
+        return probe
+    per_sentence = max(1, sum(len(encode(s)) for s in probe) // len(probe))
+    wanted = min(ctx.samples, max(_PROBE, MAX_REPLAYED_TOKENS // per_sentence))
+    return probe if wanted == len(probe) else sample(ctx.grammar, n=wanted, seed=ctx.seed)
 
 
 def _finding(ctx: CheckContext, code: str, sentence: str, ids: list[int],

@@ -36,7 +36,7 @@ class CheckContext:
     encoder
         The tokenizer's canonical encoder, or None.
     samples, seed
-        How many random sentences and walks, and their seed.
+        How many random sentences and walks (at most), and their seed.
     source
         What diagnostics point into: the grammar's text, or a named empty text for grammars
         without one (JSON Schemas), so every finding still names its file.
@@ -96,13 +96,6 @@ class CheckContext:
     @cached_property
     def max_token_length(self) -> int:
         return max((len(token) for token in self.ordinary_ids), default=0)
-
-    @cached_property
-    def sentences(self) -> Sequence[str]:
-        """``samples`` random sentences of the grammar (seeded)."""
-        from grammarkit.sample import sample
-
-        return sample(self.grammar, n=self.samples, seed=self.seed)
 
     def fewest_tokens(self, data: bytes) -> list[int] | None:
         """The fewest ordinary tokens spelling ``data`` exactly, or None if none can."""

@@ -12,8 +12,8 @@ from __future__ import annotations
 
 import math
 
-from grammarkit.automata import utf8
 from grammarkit.analysis.charset import CharSet
+from grammarkit.automata import utf8
 from grammarkit.check.context import CheckContext, SingleChars, expanded, grammar_nodes
 from grammarkit.diagnostics import Diagnostic, Severity
 from grammarkit.ebnf import ast

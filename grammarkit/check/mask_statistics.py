@@ -22,7 +22,7 @@ CODES = ("GK345",)
 
 MAX_STEPS = 48
 """Tokens per walk at most."""
-WALK_SECONDS = 20.0
+WALK_SECONDS = 4.0
 """All walks together stop after this long (a slow grammar still gets a report)."""
 STOP_PROBABILITY = 0.25
 

@@ -200,7 +200,7 @@ class _ProgressBar:
         self.bar: Any = None
         self.shown = 0
 
-    def __enter__(self) -> _ProgressBar:
+    def __enter__(self) -> _ProgressBar:  # noqa: PYI034 - typing.Self needs Python 3.11
         return self
 
     def __exit__(self, *exc: object) -> None:

@@ -7,6 +7,7 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
+from grammarkit.cli.check import stop_token_option, tokenizer_findings, tokenizer_option
 from grammarkit.cli.common import (
     EXIT_ERRORS,
     SCHEMA_SUFFIX,
@@ -18,7 +19,6 @@ from grammarkit.cli.common import (
     read,
     root_option,
 )
-from grammarkit.cli.check import stop_token_option, tokenizer_findings, tokenizer_option
 
 if TYPE_CHECKING:
     from grammarkit.diagnostics import Diagnostic
