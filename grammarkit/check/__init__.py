@@ -8,11 +8,8 @@ statistics (GK345), one module each, and gathers their findings in a `CheckRepor
 from __future__ import annotations
 
 import math
-import sys
 import time
-import types
 from collections.abc import Iterable, Sequence
-from typing import Any
 
 from grammarkit.check import (
     boundaries,
@@ -134,15 +131,5 @@ def check(
         seconds=seconds,
     )
 
-
-class _CallableModule(types.ModuleType):
-    """This package, callable as `check`: importing ``grammarkit.check`` binds the package to
-    the name ``grammarkit.check``, where the public API has the function."""
-
-    def __call__(self, grammar: Grammar, vocab: Vocabulary, **options: Any) -> CheckReport:
-        return check(grammar, vocab, **options)
-
-
-sys.modules[__name__].__class__ = _CallableModule
 
 __all__ = ["CODES", "CheckReport", "check"]
