@@ -14,16 +14,20 @@ from grammarkit.check.tokenizers import LoadedTokenizer, load_tokenizer
 from tests.check.conftest import letters_vocabulary
 
 DOC = Path(__file__).resolve().parents[2] / "docs" / "diagnostics.md"
-SECTION = re.compile(r"^## (GK3\d\d) ([a-z0-9-]+)$", re.MULTILINE)
+SECTION = re.compile(r"^## (GK3[0-4]\d) ([a-z0-9-]+)$", re.MULTILINE)
+HEADING = re.compile(r"^#{1,2} ", re.MULTILINE)
 EXAMPLE = re.compile(r"```ebnf (tokenizer=\S+(?: stop=\S*)?)\n(.*?)```", re.DOTALL)
 _LOADED: dict[str, LoadedTokenizer] = {}
 
 
 def _sections() -> dict[str, str]:
+    """Code -> its section's text, up to the next heading."""
     text = DOC.read_text("utf-8")
-    found = list(SECTION.finditer(text))
-    return {m.group(1): text[m.end(): found[k + 1].start() if k + 1 < len(found) else None]
-            for k, m in enumerate(found)}
+    sections = {}
+    for match in SECTION.finditer(text):
+        end = HEADING.search(text, match.end())
+        sections[match.group(1)] = text[match.end(): end.start() if end else None]
+    return sections
 
 
 def _tokenizer(name: str) -> LoadedTokenizer:
