@@ -11,6 +11,7 @@ from __future__ import annotations
 import click
 
 from grammarkit.cli import (
+    check,
     complete,
     convert,
     diagram,
@@ -30,5 +31,5 @@ def main() -> None:
     """Author, check and run grammars for LLM constrained decoding (XGrammar/SGLang EBNF)."""
 
 
-for _module in (lint, fmt, match, convert, sample, test, diagram, lsp, complete, serve):
+for _module in (lint, fmt, match, convert, sample, test, diagram, lsp, complete, serve, check):
     main.add_command(_module.command)
