@@ -87,6 +87,14 @@ class TokenClassifier:
     def num_classified(self) -> int:
         return len(self._cache)
 
+    def classified(self) -> list[tuple[Context, TokenClasses]]:
+        """Every context classified so far, with its classes."""
+        return list(self._cache.items())
+
+    def add(self, group: Context, classes: TokenClasses) -> None:
+        """Record the classes of ``group`` computed elsewhere (a cache file)."""
+        self._cache[group] = classes
+
     def classes(self, group: Context) -> TokenClasses:
         """The classification of every ordinary token from the context ``group``."""
         found = self._cache.get(group)

@@ -42,7 +42,7 @@ def token_partition(compiled: CompiledGrammar, index: TokenIndex) -> TokenPartit
     if found is None:
         if len(cache) >= _CACHE_SIZE:
             del cache[next(iter(cache))]
-        found = cache[key] = TokenPartition(classes, index)
+        found = cache[key] = TokenPartition(classes, *_group_tokens(classes, index))
     return found
 
 
@@ -51,6 +51,8 @@ class TokenPartition:
 
     Attributes
     ----------
+    classes : ndarray of int64
+        The class of each byte (see :func:`byte_classes`).
     group_of : ndarray of int64
         The group of each rank.
     representative : ndarray of int64
@@ -59,27 +61,13 @@ class TokenPartition:
         ``same_class[b]``: the bytes of byte ``b``'s class.
     """
 
-    def __init__(self, classes: npt.NDArray[np.int64], index: TokenIndex):
+    def __init__(self, classes: npt.NDArray[np.int64], group_of: npt.NDArray[np.int64],
+                 representative: npt.NDArray[np.int64]):
+        self.classes = classes
         self.same_class = [np.flatnonzero(classes == c) for c in classes.tolist()]
-        bits = max(1, int(classes.max()).bit_length())
-        per_pass = max(1, (62 - index.num_tokens.bit_length()) // bits)
-        lengths = index.lengths.astype(np.int64)
-        group = np.zeros(index.num_tokens, dtype=np.int64)
-        alive = np.arange(index.num_tokens, dtype=np.int64)
-        width = index.columns.shape[0]
-        for k in range(0, width, per_pass):
-            alive = alive[lengths[alive] > k]
-            if not len(alive):
-                break
-            keys = group[alive]
-            for column in index.columns[k: k + per_pass]:
-                keys = (keys << bits) | classes[column[alive]]  # past the end: padding
-            _, group[alive] = np.unique(keys, return_inverse=True)
-        # the padding is the same for tokens of one length; the length tells the rest apart
-        _, first, self.group_of = np.unique(group * (width + 1) + lengths, return_index=True,
-                                            return_inverse=True)
-        self.representative = first.astype(np.int64)
-        self._marks = np.zeros(len(first), dtype=np.bool_)
+        self.group_of = group_of
+        self.representative = representative
+        self._marks = np.zeros(len(representative), dtype=np.bool_)
 
     @property
     def num_groups(self) -> int:
@@ -107,6 +95,29 @@ class TokenPartition:
         chosen = ranks[marks[self.group_of[ranks]]]
         marks[self.group_of[representatives]] = False
         return chosen
+
+
+def _group_tokens(classes: npt.NDArray[np.int64],
+                  index: TokenIndex) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.int64]]:
+    """The group of each rank and one rank per group, for the byte ``classes``."""
+    bits = max(1, int(classes.max()).bit_length())
+    per_pass = max(1, (62 - index.num_tokens.bit_length()) // bits)
+    lengths = index.lengths.astype(np.int64)
+    group = np.zeros(index.num_tokens, dtype=np.int64)
+    alive = np.arange(index.num_tokens, dtype=np.int64)
+    width = index.columns.shape[0]
+    for k in range(0, width, per_pass):
+        alive = alive[lengths[alive] > k]
+        if not len(alive):
+            break
+        keys = group[alive]
+        for column in index.columns[k: k + per_pass]:
+            keys = (keys << bits) | classes[column[alive]]  # past the end: padding
+        _, group[alive] = np.unique(keys, return_inverse=True)
+    # the padding is the same for tokens of one length; the length tells the rest apart
+    _, first, group_of = np.unique(group * (width + 1) + lengths, return_index=True,
+                                   return_inverse=True)
+    return group_of.astype(np.int64), first.astype(np.int64)
 
 
 _PARTITIONS: weakref.WeakKeyDictionary[TokenIndex, dict[bytes, TokenPartition]] = (
