@@ -30,7 +30,7 @@ from grammarkit.decode.disk_cache import FORMAT_VERSION, Arrays, CacheWarning, D
 from grammarkit.decode.mask_engine import MaskEngine
 from grammarkit.decode.token_classes import Context, TokenClasses
 from grammarkit.decode.token_index import TokenIndex, token_index
-from grammarkit.decode.token_partition import TokenPartition, byte_classes
+from grammarkit.decode.token_partition import TokenPartition, byte_classes, clear_partitions
 from grammarkit.grammar import Grammar
 from grammarkit.vocab import Vocabulary
 
@@ -60,12 +60,13 @@ _SAVE_REGISTERED = False
 
 
 def grammar_digest(grammar: Grammar) -> str:
-    """SHA-256 of the canonical EBNF text and root of ``grammar`` (memoized per object)."""
+    """SHA-256 of the canonical rules (comments and layout aside) and root of ``grammar``
+    (memoized per object)."""
     found = _DIGESTS.get(grammar)
     if found is None:
-        from grammarkit.ebnf.printer import print_grammar
+        from grammarkit.ebnf.printer import print_rule
 
-        text = f"{grammar.root}\n{print_grammar(grammar.ast)}"
+        text = "\n".join([grammar.root, *map(print_rule, grammar.ast.rules)])
         found = _DIGESTS[grammar] = hashlib.sha256(text.encode("utf-8", "surrogatepass")
                                                    ).hexdigest()
     return found
@@ -89,9 +90,11 @@ def mask_engine(grammar: Grammar, vocab: Vocabulary) -> MaskEngine:
 
 
 def clear() -> None:
-    """Forget every cached engine (matchers built from them keep working)."""
+    """Forget every cached engine and token partition, as in a new process (matchers built
+    from them keep working)."""
     with _LOCK:
         _ENTRIES.clear()
+        clear_partitions()
 
 
 def save() -> int:

@@ -46,6 +46,11 @@ def token_partition(compiled: CompiledGrammar, index: TokenIndex) -> TokenPartit
     return found
 
 
+def clear_partitions() -> None:
+    """Forget every cached partition."""
+    _PARTITIONS.clear()
+
+
 class TokenPartition:
     """The index's tokens grouped by the byte classes of one grammar.
 
