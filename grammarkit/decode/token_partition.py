@@ -104,25 +104,50 @@ class TokenPartition:
 
 def _group_tokens(classes: npt.NDArray[np.int64],
                   index: TokenIndex) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.int64]]:
-    """The group of each rank and one rank per group, for the byte ``classes``."""
+    """The group of each rank and one rank per group, for the byte ``classes``.
+
+    Tokens start grouped by length; each pass refines the groups of the tokens still long
+    enough by a few more columns of byte classes packed into one int64 key.
+    """
     bits = max(1, int(classes.max()).bit_length())
     per_pass = max(1, (62 - index.num_tokens.bit_length()) // bits)
     lengths = index.lengths.astype(np.int64)
-    group = np.zeros(index.num_tokens, dtype=np.int64)
+    group = lengths.copy()  # ids of finished tokens; each pass numbers its groups afresh
+    next_id = int(lengths.max(initial=0)) + 1
     alive = np.arange(index.num_tokens, dtype=np.int64)
-    width = index.columns.shape[0]
-    for k in range(0, width, per_pass):
-        alive = alive[lengths[alive] > k]
+    dense = lengths.copy()  # the current groups of ``alive``, numbered from 0
+    for k in range(0, index.columns.shape[0], per_pass):
+        longer = lengths[alive] > k
+        alive, keys = alive[longer], dense[longer]
+        everyone = len(alive) == index.num_tokens
         if not len(alive):
             break
-        keys = group[alive]
         for column in index.columns[k: k + per_pass]:
-            keys = (keys << bits) | classes[column[alive]]  # past the end: padding
-        _, group[alive] = np.unique(keys, return_inverse=True)
-    # the padding is the same for tokens of one length; the length tells the rest apart
-    _, first, group_of = np.unique(group * (width + 1) + lengths, return_index=True,
-                                   return_inverse=True)
-    return group_of.astype(np.int64), first.astype(np.int64)
+            # past the end: padding, the same for tokens of one length
+            keys = (keys << bits) | classes[column if everyone else column[alive]]
+        dense = _dense_ids(keys)
+        group[alive] = dense + next_id
+        next_id += len(alive)
+    used = np.zeros(next_id, dtype=np.bool_)
+    used[group] = True
+    group_of = (np.cumsum(used) - 1)[group]
+    representative = np.empty(int(used.sum()), dtype=np.int64)
+    representative[group_of] = np.arange(index.num_tokens, dtype=np.int64)
+    return group_of, representative
+
+
+def _dense_ids(keys: npt.NDArray[np.int64]) -> npt.NDArray[np.int64]:
+    """Equal keys get equal ids, numbered from 0."""
+    if not len(keys):
+        return keys
+    order = np.argsort(keys)
+    ordered = keys[order]
+    starts = np.empty(len(keys), dtype=np.bool_)
+    starts[0] = True
+    np.not_equal(ordered[1:], ordered[:-1], out=starts[1:])
+    ids = np.empty(len(keys), dtype=np.int64)
+    ids[order] = np.cumsum(starts) - 1
+    return ids
 
 
 _PARTITIONS: weakref.WeakKeyDictionary[TokenIndex, dict[bytes, TokenPartition]] = (

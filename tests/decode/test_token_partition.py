@@ -66,3 +66,17 @@ def test_masks_are_unions_of_groups(qwen36: Vocabulary, seed: int) -> None:
         assert np.all((allowed_in_group == 0) | (allowed_in_group == sizes))
         choices = index.ids[by_rank]
         assert matcher.accept_token(int(rng.choice(choices.tolist())))
+
+
+def test_groups_are_exactly_the_class_sequences(qwen36: Vocabulary) -> None:
+    index = token_index(qwen36)
+    classes = byte_classes(Grammar.from_ebnf(ARITHMETIC).compiled)
+    partition = token_partition(Grammar.from_ebnf(ARITHMETIC).compiled, index)
+    by_sequence: dict[tuple[int, ...], int] = {}
+    table = classes.tolist()
+    for rank, token in enumerate(index.tokens):
+        group = by_sequence.setdefault(tuple(table[b] for b in token), int(partition.group_of[rank]))
+        assert partition.group_of[rank] == group, token
+    assert len(by_sequence) == partition.num_groups
+    assert np.array_equal(partition.group_of[partition.representative],
+                          np.arange(partition.num_groups))
