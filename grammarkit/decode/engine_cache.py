@@ -55,6 +55,7 @@ class _Entry:
 
 _ENTRIES: OrderedDict[tuple[str, str], _Entry] = OrderedDict()
 _LOCK = threading.Lock()
+_BUILDING: dict[tuple[str, str], threading.Lock] = {}
 _DIGESTS: weakref.WeakKeyDictionary[Grammar, str] = weakref.WeakKeyDictionary()
 _SAVE_REGISTERED = False
 
@@ -81,11 +82,16 @@ def mask_engine(grammar: Grammar, vocab: Vocabulary) -> MaskEngine:
         if entry is not None:
             _ENTRIES.move_to_end(key)
             return entry.engine
-    entry = _build(grammar.compiled, index, key)
-    with _LOCK:
-        _ENTRIES[key] = entry
-        _ENTRIES.move_to_end(key)
-        _evict()
+        building = _BUILDING.setdefault(key, threading.Lock())
+    with building:  # threads asking for the same grammar at once wait for one compilation
+        with _LOCK:
+            entry = _ENTRIES.get(key)
+        if entry is None:
+            entry = _build(grammar.compiled, index, key)
+            with _LOCK:
+                _ENTRIES[key] = entry
+                _evict()
+                _BUILDING.pop(key, None)
     return entry.engine
 
 

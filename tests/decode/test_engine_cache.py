@@ -84,6 +84,16 @@ def test_same_grammar_and_vocabulary_compile_once(vocab: Vocabulary) -> None:
     assert len({id(m._engine) for m in (first, other_grammar, other_vocab)}) == 3
 
 
+def test_threads_asking_at_once_share_one_compilation(vocab: Vocabulary) -> None:
+    from concurrent.futures import ThreadPoolExecutor
+
+    with ThreadPoolExecutor(4) as pool:
+        matchers = list(pool.map(lambda _: TokenMatcher(Grammar.from_ebnf(ARITHMETIC), vocab),
+                                 range(8)))
+    assert len({id(m._engine) for m in matchers}) == 1
+    assert not engine_cache._BUILDING
+
+
 def test_cache_is_bounded(vocab: Vocabulary, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(engine_cache, "ENGINE_CACHE_SIZE", 2)
     texts = ['root ::= "a"+', 'root ::= "b"+', 'root ::= "ab"+']
