@@ -167,6 +167,7 @@ def _tables_of(engine: MaskEngine) -> Arrays:
     """The engine's token partition and token classes as arrays (see :func:`_restored`)."""
     core, partition = engine.core, engine.partition
     classified = engine.classifier.classified()
+    empty = np.zeros(0, dtype=np.int64)
     configs: list[list[int]] = []
     rules: list[list[int]] = []
     follow_bytes: list[bytes] = []
@@ -179,8 +180,9 @@ def _tables_of(engine: MaskEngine) -> Arrays:
                 else np.zeros((0, width), dtype=np.int32))
     return {
         "byte_classes": partition.classes.astype(np.int16),
-        "group_of": partition.group_of.astype(np.int32),
-        "representative": partition.representative.astype(np.int32),
+        "group_of": (partition.group_of if partition.is_grouped else empty).astype(np.int32),
+        "representative": (partition.representative if partition.is_grouped
+                           else empty).astype(np.int32),
         **_ragged("config_states", configs),
         **_ragged("follow_rules", rules),
         "follow_bytes": np.frombuffer(b"".join(follow_bytes), dtype=np.uint8).reshape(-1, 32),
@@ -225,12 +227,16 @@ def _restored(compiled: CompiledGrammar, index: TokenIndex, stored: Arrays) -> M
     group_of = stored["group_of"].astype(np.int64)
     representative = stored["representative"].astype(np.int64)
     groups = len(representative)
-    if (group_of.shape != (index.num_tokens,) or representative.ndim != 1
+    if not len(group_of) and not groups:
+        partition = TokenPartition(classes, index)  # not computed when stored
+    elif (group_of.shape != (index.num_tokens,) or representative.ndim != 1
             or (len(group_of) and (group_of.min() < 0 or group_of.max() >= groups))
             or (groups and (representative.min() < 0 or representative.max() >= index.num_tokens))
             or not np.array_equal(group_of[representative], np.arange(groups))):
         raise ValueError("bad token partition")
-    engine = MaskEngine(compiled, index, TokenPartition(classes, group_of, representative))
+    else:
+        partition = TokenPartition(classes, index, (group_of, representative))
+    engine = MaskEngine(compiled, index, partition)
     count = len(stored["accepted"])
     width = len(index.ordinary_words)
     if stored["accepted"].dtype != np.int32 or stored["accepted"].shape != (count, width):

@@ -20,6 +20,9 @@ from grammarkit.decode.token_index import TokenIndex
 _CACHE_SIZE = 8
 """Partitions kept per index (grammars with the same byte classes share one)."""
 
+DIRECT_RANKS = 16_384
+"""Walks over at most this many tokens run them all while the groups are not computed yet."""
+
 
 def byte_classes(compiled: CompiledGrammar) -> npt.NDArray[np.int64]:
     """The class of each byte: equal for bytes in the same edge ranges everywhere."""
@@ -42,7 +45,7 @@ def token_partition(compiled: CompiledGrammar, index: TokenIndex) -> TokenPartit
     if found is None:
         if len(cache) >= _CACHE_SIZE:
             del cache[next(iter(cache))]
-        found = cache[key] = TokenPartition(classes, *_group_tokens(classes, index))
+        found = cache[key] = TokenPartition(classes, index)
     return found
 
 
@@ -54,25 +57,55 @@ def clear_partitions() -> None:
 class TokenPartition:
     """The index's tokens grouped by the byte classes of one grammar.
 
+    The groups are computed the first time a walk over more than :data:`DIRECT_RANKS` tokens
+    needs them (tens of milliseconds for 248k tokens); smaller walks before that run every
+    token, so a first mask over few tokens does not wait for them.
+
+    Parameters
+    ----------
+    classes
+        The class of each byte (see :func:`byte_classes`).
+    index
+        The tokens.
+    groups
+        ``(group_of, representative)`` computed earlier for the same classes and index.
+
     Attributes
     ----------
     classes : ndarray of int64
-        The class of each byte (see :func:`byte_classes`).
-    group_of : ndarray of int64
-        The group of each rank.
-    representative : ndarray of int64
-        One rank of each group.
+        The class of each byte.
     same_class : list of ndarray of int64
         ``same_class[b]``: the bytes of byte ``b``'s class.
     """
 
-    def __init__(self, classes: npt.NDArray[np.int64], group_of: npt.NDArray[np.int64],
-                 representative: npt.NDArray[np.int64]):
+    def __init__(self, classes: npt.NDArray[np.int64], index: TokenIndex,
+                 groups: tuple[npt.NDArray[np.int64], npt.NDArray[np.int64]] | None = None):
         self.classes = classes
         self.same_class = [np.flatnonzero(classes == c) for c in classes.tolist()]
-        self.group_of = group_of
-        self.representative = representative
-        self._marks = np.zeros(len(representative), dtype=np.bool_)
+        self._index = index
+        self._groups = groups
+        self._marks = np.zeros(0 if groups is None else len(groups[1]), dtype=np.bool_)
+
+    @property
+    def is_grouped(self) -> bool:
+        """Whether the groups have been computed."""
+        return self._groups is not None
+
+    @property
+    def group_of(self) -> npt.NDArray[np.int64]:
+        """The group of each rank."""
+        return self._grouped()[0]
+
+    @property
+    def representative(self) -> npt.NDArray[np.int64]:
+        """One rank of each group."""
+        return self._grouped()[1]
+
+    def _grouped(self) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.int64]]:
+        if self._groups is None:
+            self._groups = _group_tokens(self.classes, self._index)
+            self._marks = np.zeros(len(self._groups[1]), dtype=np.bool_)
+        return self._groups
 
     @property
     def num_groups(self) -> int:
@@ -80,25 +113,33 @@ class TokenPartition:
 
     @property
     def nbytes(self) -> int:
-        return int(self.group_of.nbytes + self.representative.nbytes)
+        if self._groups is None:
+            return 0
+        return int(self._groups[0].nbytes + self._groups[1].nbytes)
 
     def representatives(self, ranks: npt.NDArray[np.int64]) -> npt.NDArray[np.int64]:
-        """One rank per group present in ``ranks``."""
+        """One rank per group present in ``ranks`` (``ranks`` itself while few tokens are
+        walked before the groups exist)."""
+        if self._groups is None and len(ranks) <= DIRECT_RANKS:
+            return ranks
+        group_of, representative = self._grouped()
         marks = self._marks
-        marks[self.group_of[ranks]] = True
+        marks[group_of[ranks]] = True
         groups = np.flatnonzero(marks)
         marks[groups] = False
-        return self.representative[groups]
+        return representative[groups]
 
     def members(self, representatives: npt.NDArray[np.int64],
                 ranks: npt.NDArray[np.int64]) -> npt.NDArray[np.int64]:
-        """The ranks of ``ranks`` in the groups of ``representatives``."""
-        if not len(representatives):
+        """The ranks of ``ranks`` in the groups of ``representatives`` (as returned for
+        ``ranks`` by :meth:`representatives`)."""
+        if not len(representatives) or self._groups is None:
             return representatives
+        group_of = self._groups[0]
         marks = self._marks
-        marks[self.group_of[representatives]] = True
-        chosen = ranks[marks[self.group_of[ranks]]]
-        marks[self.group_of[representatives]] = False
+        marks[group_of[representatives]] = True
+        chosen = ranks[marks[group_of[ranks]]]
+        marks[group_of[representatives]] = False
         return chosen
 
 
