@@ -273,3 +273,30 @@ def test_concurrent_writers_never_expose_a_partial_file(tmp_path: Path) -> None:
     assert [w.returncode for w in writers] == [0, 0]
     assert seen and seen <= {1, 2}
     assert [p.name for p in tmp_path.iterdir() if p.name.startswith(".tmp-")] == []
+
+
+RUN = f"""
+from grammarkit import Grammar
+from grammarkit.decode import TokenMatcher
+from grammarkit.vocab import Vocabulary
+vocab = Vocabulary({TOKENS!r}, stop_ids=[{STOP}])
+matcher = TokenMatcher(Grammar.from_ebnf({ARITHMETIC!r}), vocab)
+print(matcher._engine.classifier.num_classified)
+for text in ["1", "+", "(", "12", ")"]:
+    matcher.accept_string(text)
+    matcher.allowed_token_ids()
+"""
+
+
+def test_a_second_process_starts_from_what_the_first_stored_at_exit(cache_dir: Path) -> None:
+    import subprocess
+    import sys
+
+    def run() -> int:
+        done = subprocess.run([sys.executable, "-W", "error::UserWarning", "-c", RUN],
+                              capture_output=True, text=True, check=True, env=os.environ)
+        return int(done.stdout)
+
+    assert run() == 0
+    assert len(list(cache_dir.glob("*.gkcache"))) == 1
+    assert run() > 0
