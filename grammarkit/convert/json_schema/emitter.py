@@ -60,10 +60,11 @@ class Emitter:
         self._rules: dict[str, ast.Rule] = {}
         self._shared: dict[str, ast.Rule] = {}
         self._taken: set[str] = {"root", WS_RULE.name}
+        self._counters: dict[str, int] = {}
         self._queue: deque[tuple[str, Child, int]] = deque()
         self._named: dict[tuple[Child, int], str] = {}
         self._inlined: dict[Child, ast.Expr | None] = {}
-        self._chars: dict[Ranges, ast.Expr] = {}
+        self._chars: dict[tuple[Ranges, bool], ast.Expr] = {}
         self._uses_whitespace = False
         self._helpers: dict[ast.Expr, ast.RuleRef] = {}
 
@@ -165,10 +166,11 @@ class Emitter:
         if base[0].isdigit():
             base = "_" + base
         name = base
-        counter = 1
+        counter = self._counters.get(base, 1)
         while name in self._taken:
             counter += 1
             name = f"{base}-{counter}"
+        self._counters[base] = counter
         self._taken.add(name)
         return name
 
@@ -199,21 +201,25 @@ class Emitter:
             self._shared[name] = ast.Rule(name, build())
         return ast.RuleRef(name)
 
-    def char(self, ranges: Ranges) -> ast.Expr:
-        """The JSON-string spellings of one code point in ``ranges`` (shared when large)."""
-        found = self._chars.get(ranges)
+    def char(self, ranges: Ranges, share: bool = False) -> ast.Expr:
+        """The JSON-string spellings of one code point in ``ranges`` (a shared rule when large,
+        or when ``share`` and there are several spellings)."""
+        found = self._chars.get((ranges, share))
+        if found is None and isinstance(self._chars.get((ranges, not share)), ast.RuleRef):
+            found = self._chars[(ranges, not share)]
         if found is not None:
             return found
         if ranges == SCALARS:
             expr: ast.Expr = self.shared("json-char", lambda: spell_ranges(SCALARS))
         else:
             spelled = spell_ranges(ranges)
-            if _size(spelled) <= 6:
+            size = _size(spelled)
+            if size <= 6 and not (share and size > 1):
                 expr = spelled
             else:
-                expr = self.shared(self.fresh_name(f"char.{len(self._chars) + 1}"),
+                expr = self.shared(self.fresh_name(_char_rule_name(ranges, len(self._chars))),
                                    lambda: spelled)
-        self._chars[ranges] = expr
+        self._chars[(ranges, share)] = expr
         return expr
 
     # -- any value -------------------------------------------------------------------------
@@ -251,6 +257,14 @@ class Emitter:
     def any_number(self) -> ast.RuleRef:
         """Any JSON number."""
         return self.shared("json-number", lambda: ANY_NUMBER)
+
+
+def _char_rule_name(ranges: Ranges, count: int) -> str:
+    """``char.a`` for one ASCII letter or digit, else ``char.N``."""
+    if len(ranges) == 1 and ranges[0][0] == ranges[0][1] and chr(ranges[0][0]).isascii() and (
+            chr(ranges[0][0]).isalnum()):
+        return f"char.{chr(ranges[0][0])}"
+    return f"char.{count + 1}"
 
 
 def pointer_name(pointer: str) -> str:

@@ -49,6 +49,11 @@ if TYPE_CHECKING:
     from grammarkit.convert.json_schema.emitter import Emitter
 
 
+SHARED_CHARS_FROM = 64
+"""Literal sets with more values than this spell each character through a shared rule
+(``char.a ::= "a" | "\\u0061"``), which keeps long ``enum``s compact."""
+
+
 def string_expr(s: StringSet, emitter: Emitter, name: str) -> ast.Expr:
     """The JSON strings (quotes included) whose value is in ``s``; nothing (an empty class) if
     the set is empty. Helper rules are named from ``name``."""
@@ -96,10 +101,12 @@ def _literals(s: StringSet, literal_sets: list[Literals], emitter: Emitter,
             allowed.append(value)
     if not allowed:
         return ast.CharClass(())
+    many = len(allowed) > SHARED_CHARS_FROM
+
     def spell(chars: tuple[str, ...]) -> ast.Expr:
-        if len(chars) == 1:
+        if len(chars) == 1 and not many:
             return spell_char(chars[0])
-        return emitter.char(codepoints.merge((ord(c), ord(c)) for c in chars))
+        return emitter.char(codepoints.merge((ord(c), ord(c)) for c in chars), share=many)
 
     body = trie_expr(allowed, spell, ast.Literal(""),
                      lambda expr: emitter.helper(f"{name}.values", expr))
