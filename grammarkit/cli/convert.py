@@ -11,6 +11,7 @@ from grammarkit.cli.common import (
     InputError,
     checked,
     echo,
+    fail,
     output_option,
     read_bytes,
     render,
@@ -18,6 +19,7 @@ from grammarkit.cli.common import (
 )
 
 if TYPE_CHECKING:
+    from grammarkit.diagnostics import Diagnostic
     from grammarkit.grammar import Grammar
 
 
@@ -73,19 +75,25 @@ def convert_json_schema(schema_path: str, whitespace: str | None, indent: int | 
         whitespace = "flexible" if indent is None else "indented"
     elif indent is not None and whitespace != "indented":
         raise click.UsageError("--indent needs --whitespace indented")
+    from grammarkit.convert.json_schema import SchemaError, command_line_wording
+
     schema: bytes | Path = read_bytes("-") if schema_path == "-" else Path(schema_path)
     try:
-        grammar = checked(lambda: Grammar.from_json_schema(
+        grammar = Grammar.from_json_schema(
             schema, whitespace=whitespace, indent=indent, strict=strict, lenient=lenient,
-            property_order=property_order))
-    except ValueError as exc:  # options the converter rejects; checked handles SchemaError
+            property_order=property_order)
+    except SchemaError as exc:
+        fail(command_line_wording(exc.diagnostics))
+    except ValueError as exc:  # options the converter rejects
         raise click.UsageError(str(exc)) from None
-    _write_grammar(grammar, target, output)
+    _write_grammar(grammar, target, output, command_line_wording(list(grammar.warnings)))
 
 
-def _write_grammar(grammar: Grammar, target: str, output: str) -> None:
-    if grammar.warnings:
-        echo(render(grammar.warnings), err=True)
+def _write_grammar(grammar: Grammar, target: str, output: str,
+                   warnings: list[Diagnostic] | None = None) -> None:
+    warnings = list(grammar.warnings) if warnings is None else warnings
+    if warnings:
+        echo(render(warnings), err=True)
     exporters = {"ebnf": grammar.to_ebnf, "gbnf": grammar.to_gbnf, "lark": grammar.to_lark}
     text = checked(exporters[target])
     if not text.endswith("\n"):

@@ -10,8 +10,8 @@ these functions are cheap and terminate on recursive schemas.
 from __future__ import annotations
 
 import math
-from dataclasses import replace
 from collections.abc import Callable, Iterable, Sequence
+from dataclasses import replace
 from decimal import Decimal
 from typing import TypeVar
 

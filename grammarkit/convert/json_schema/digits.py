@@ -132,18 +132,19 @@ def choice(alternatives: list[ast.Expr]) -> ast.Expr:
 def sequence(items: list[ast.Expr]) -> ast.Expr:
     """Juxtaposition, merging adjacent literals; the single item when there is one."""
     kept: list[ast.Expr] = []
-    for item in items:
-        if isinstance(item, ast.Sequence):
-            item = sequence(list(item.items))
-        parts = item.items if isinstance(item, ast.Sequence) else (item,)
-        for part in parts:
-            if isinstance(part, ast.Literal):
-                if not part.value:
-                    continue
-                if kept and isinstance(kept[-1], ast.Literal):
-                    kept[-1] = ast.Literal(kept[-1].value + part.value)
-                    continue
-            kept.append(part)
+    pending = list(reversed(items))
+    while pending:
+        part = pending.pop()
+        if isinstance(part, ast.Sequence):
+            pending.extend(reversed(part.items))
+            continue
+        if isinstance(part, ast.Literal):
+            if not part.value:
+                continue
+            if kept and isinstance(kept[-1], ast.Literal):
+                kept[-1] = ast.Literal(kept[-1].value + part.value)
+                continue
+        kept.append(part)
     if not kept:
         return ast.Literal("")
     return kept[0] if len(kept) == 1 else ast.Sequence(tuple(kept))

@@ -181,6 +181,14 @@ class Clause:
     patterns: tuple[tuple[Pattern, Child], ...] = ()
     additional: Child = ANY
 
+    @cached_property
+    def by_name(self) -> dict[str, list[Child]]:
+        """The ``properties`` entries of each name."""
+        found: dict[str, list[Child]] = {}
+        for name, child in self.properties:
+            found.setdefault(name, []).append(child)
+        return found
+
 
 @dataclass(frozen=True)
 class ObjectSet:

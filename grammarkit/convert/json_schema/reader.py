@@ -98,6 +98,18 @@ ANNOTATIONS = frozenset({
 })
 """Keywords that describe without constraining (ignored quietly)."""
 
+VENDOR_ANNOTATIONS = frozenset({
+    # VS Code's JSON language service (the SchemaStore schemas use them widely)
+    "markdownDescription", "markdownEnumDescriptions", "enumDescriptions", "enumItemLabels",
+    "deprecationMessage", "markdownDeprecationMessage", "errorMessage", "patternErrorMessage",
+    "defaultSnippets", "doNotSuggest", "suggestSortText", "allowComments",
+    "allowTrailingCommas",
+    # ajv-errors, json-schema-to-typescript, json-editor and form generators
+    "tsType", "tsEnumNames", "enumNames", "options", "propertyOrder", "headerTemplate",
+})
+"""Well-known vendor annotation keywords (and every ``x-*`` keyword): ignored quietly, as they
+describe editors' and generators' behaviour, never the instance."""
+
 _HANDLED = frozenset({
     "type", "nullable", "enum", "const", "$ref", "$dynamicRef", "$recursiveRef", "allOf",
     "anyOf", "oneOf", "not", "if", "then", "else", "dependentSchemas", "dependencies",
@@ -418,8 +430,8 @@ class _SchemaReader:
                 if constraint is not None:
                     node = self.meet(node, constraint, keyword)
         for keyword in schema:
-            if keyword not in _HANDLED and keyword not in ANNOTATIONS and not keyword.startswith(
-                    "x-"):
+            if keyword not in _HANDLED and keyword not in ANNOTATIONS and (
+                    keyword not in VENDOR_ANNOTATIONS) and not keyword.startswith("x-"):
                 self.reporter.note(self.at(keyword), UNKNOWN_KEYWORD,
                                    f"unknown keyword `{keyword}` ignored (JSON Schema treats it "
                                    "as an annotation)")

@@ -15,6 +15,7 @@ is relaxed (dropped, so the grammar accepts more) with a diagnostic.
 
 from __future__ import annotations
 
+from functools import lru_cache
 from typing import TYPE_CHECKING
 
 from grammarkit import codepoints
@@ -25,8 +26,8 @@ from grammarkit.convert.json_schema.automata import (
     TooComplex,
     complement,
     dfa_to_rules,
+    excluded_words_dfa,
     intersect,
-    minimize,
     universal_dfa,
     with_length,
 )
@@ -130,14 +131,24 @@ def _lengths_implied(language: Language, s: StringSet) -> bool:
 
 def _product(languages: list[Language], excluded: list[Language], low: int,
              high: int | None) -> DFA:
-    dfa = universal_dfa()
-    for language in languages:
-        dfa = intersect(dfa, language_dfa(language))
-    for language in excluded:
-        dfa = intersect(dfa, complement(language_dfa(language)))
+    """The minimal DFA of the strings in every language, in none of ``excluded``, with a
+    length in ``[low, high]``."""
+    parts = [language_dfa(lang) for lang in languages]
+    parts.extend(_complement_dfa(lang) for lang in excluded)
+    dfa = parts[0] if parts else universal_dfa()
+    for part in parts[1:]:
+        dfa = intersect(dfa, part)
     if low or high is not None:
         dfa = with_length(dfa, low, high)
-    return minimize(dfa)
+    return dfa
+
+
+@lru_cache(maxsize=256)
+def _complement_dfa(language: Language) -> DFA:
+    """The minimal DFA of the strings not in ``language``."""
+    if isinstance(language, Literals):
+        return excluded_words_dfa(language.values)
+    return complement(language_dfa(language))
 
 
 def _relaxed(s: StringSet, languages: list[Language], emitter: Emitter, reason: str) -> ast.Expr:
