@@ -124,9 +124,15 @@ def repeat(item: ast.Expr, low: int, high: int | None) -> ast.Expr:
 
 def choice(alternatives: list[ast.Expr]) -> ast.Expr:
     """``a | b | ...``, or the single alternative, or nothing (an empty class) for none."""
+    alternatives = [a for a in alternatives if not is_nothing(a)]
     if not alternatives:
         return ast.CharClass(())
     return alternatives[0] if len(alternatives) == 1 else ast.Choice(tuple(alternatives))
+
+
+def is_nothing(expr: ast.Expr) -> bool:
+    """Whether ``expr`` is the empty character class (which matches nothing)."""
+    return isinstance(expr, ast.CharClass) and not expr.ranges and not expr.negated
 
 
 def sequence(items: list[ast.Expr]) -> ast.Expr:
@@ -138,6 +144,8 @@ def sequence(items: list[ast.Expr]) -> ast.Expr:
         if isinstance(part, ast.Sequence):
             pending.extend(reversed(part.items))
             continue
+        if is_nothing(part):
+            return part
         if isinstance(part, ast.Literal):
             if not part.value:
                 continue

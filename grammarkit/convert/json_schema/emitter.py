@@ -23,8 +23,10 @@ from grammarkit.convert.json_schema.model import (
     ANYTHING,
     NEVER,
     Child,
+    Literals,
     Node,
     Ref,
+    StringSet,
 )
 from grammarkit.convert.json_schema.number_sets import is_point, number_expr, points_expr
 from grammarkit.convert.json_schema.numbers import ANY_NUMBER
@@ -97,16 +99,17 @@ class Emitter:
         if points:
             alternatives.append(points_expr(points, self))
         alternatives.extend(number_expr(s, self) for s in node.numbers if not is_point(s))
-        alternatives.extend(string_expr(s, self, f"{name}.string") for s in node.strings)
-        for array in node.arrays:
-            expr = array_expr(array, self, name, depth)
-            if expr is not None:
+        alternatives.extend(string_expr(s, self, f"{name}.string")
+                            for s in _merge_literal_sets(node.strings))
+        containers = [array_expr(array, self, name, depth) for array in node.arrays]
+        containers.extend(object_expr(obj, self, name, depth) for obj in node.objects)
+        for expr in containers:
+            # Flattened, so that the empty container of several sets is written once.
+            if isinstance(expr, ast.Choice):
+                alternatives.extend(expr.alternatives)
+            elif expr is not None:
                 alternatives.append(expr)
-        for obj in node.objects:
-            expr = object_expr(obj, self, name, depth)
-            if expr is not None:
-                alternatives.append(expr)
-        return choice([a for a in alternatives if not _is_nothing(a)])
+        return choice(list(dict.fromkeys(alternatives)))
 
     # -- children --------------------------------------------------------------------------
     def value(self, child: Child, depth: int, hint: str) -> ast.Expr:
@@ -294,5 +297,13 @@ def _size(expr: ast.Expr) -> int:
     return sum(1 for _ in ast.walk(expr))
 
 
-def _is_nothing(expr: ast.Expr) -> bool:
-    return isinstance(expr, ast.CharClass) and not expr.ranges and not expr.negated
+def _merge_literal_sets(sets: tuple[StringSet, ...]) -> list[StringSet]:
+    """``sets`` with the plain literal sets (``enum``/``const`` strings) joined into one, so
+    overlapping ``enum``s in ``anyOf`` branches don't write the same alternative twice."""
+    plain = [s for s in sets if len(s.languages) == 1 and isinstance(s.languages[0], Literals)
+             and s == StringSet(languages=s.languages, pointer=s.pointer)]
+    if len(plain) <= 1:
+        return list(sets)
+    joined = StringSet(languages=(Literals.of(v for s in plain for v in s.languages[0].values),),
+                       pointer=plain[0].pointer)
+    return [joined if s is plain[0] else s for s in sets if s is plain[0] or s not in plain]

@@ -60,8 +60,9 @@ class Reporter:
         if self.lenient:
             self._add(_LENIENT_CODES[code], Severity.WARNING, message, pointer, hint)
         else:
+            lenient_hint = "pass lenient=True to accept a grammar that allows more"
             self._add(code, Severity.ERROR, message, pointer,
-                      hint or "pass lenient=True to accept a grammar that allows more")
+                      f"{hint}, or {lenient_hint}" if hint else lenient_hint)
 
     def warn(self, pointer: str, code: str, message: str, hint: str | None = None) -> None:
         """A warning in every mode."""
