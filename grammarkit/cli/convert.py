@@ -62,7 +62,9 @@ def convert_regex(pattern: str, flavor: str, target: str, output: str) -> None:
 @click.option("--lenient", is_flag=True,
               help="Drop keywords no grammar can enforce (with a warning) instead of failing.")
 @click.option("--property-order", type=click.Choice(["schema", "any"]), default="schema",
-              show_default=True, help="Properties in the schema's order, or in any order.")
+              show_default=True, help="Properties in the schema's order (for generation: "
+              "`required` enforced exactly, but a valid instance in another order is rejected), "
+              "or in any order (for validating existing JSON).")
 @to_option
 @output_option
 def convert_json_schema(schema_path: str, whitespace: str | None, indent: int | None,

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import re
 from collections import deque
-from collections.abc import Callable
+from collections.abc import Callable, Hashable
 
 from grammarkit.convert.json_schema.arrays import array_expr
 from grammarkit.convert.json_schema.automata import SCALARS, Ranges
@@ -63,6 +63,7 @@ class Emitter:
         self._shared: dict[str, ast.Rule] = {}
         self._taken: set[str] = {"root", WS_RULE.name}
         self._counters: dict[str, int] = {}
+        self._memo: dict[Hashable, ast.Expr] = {}
         self._queue: deque[tuple[str, Child, int]] = deque()
         self._named: dict[tuple[Child, int], str] = {}
         self._inlined: dict[Child, ast.Expr | None] = {}
@@ -187,6 +188,14 @@ class Emitter:
         found = self._helpers.get(body)
         if found is None:
             found = self._helpers[body] = self.add_rule(self.fresh_name(base), body)
+        return found
+
+    def memo(self, key: Hashable, build: Callable[[], ast.Expr]) -> ast.Expr:
+        """``build()``, computed once per ``key`` in this grammar (its rules are then shared:
+        two objects declaring the same property names share one automaton for the others)."""
+        found = self._memo.get(key)
+        if found is None:
+            found = self._memo[key] = build()
         return found
 
     def add_rules(self, rules: list[ast.Rule]) -> None:

@@ -56,6 +56,9 @@ optional properties needs two states per property)."""
 PRESENCE_STATES_PER_PROPERTY = 4
 """Presence states allowed per declared property on top of :data:`MAX_PRESENCE_STATES`."""
 
+SMALL_ENTRY_NODES = 8
+"""Entries with at most this many expression nodes are repeated rather than given a rule."""
+
 MAX_INLINE_STATES = 32
 """A presence state whose expression would inline more states than this gets a rule of its own
 (so a chain of thousands of required properties is many short rules, built in linear time)."""
@@ -225,6 +228,7 @@ class _Automaton(Generic[S]):
     started: Callable[[S], bool]
     label: Callable[[S], str]
     properties: int
+    entry_labels: dict[int, str]
 
 
 def _build(automaton: _Automaton[S], emitter: Emitter, name: str,
@@ -274,6 +278,20 @@ def _build(automaton: _Automaton[S], emitter: Emitter, name: str,
     def reference(state: S) -> ast.Expr:
         return ast.RuleRef(names[state]) if state in names else built[state]
 
+    # An entry written in several states (a property after a present or an absent optional
+    # one) gets a rule of its own, so its name's spellings are written once.
+    uses: dict[int, int] = {}
+    for state in live:
+        for entry, target in graph[state]:
+            if entry is not None and target in live:
+                uses[id(entry)] = uses.get(id(entry), 0) + 1
+    shared: dict[int, ast.Expr] = {}
+    for state in live:
+        for entry, _ in graph[state]:
+            if entry is not None and uses.get(id(entry), 0) > 1 and id(entry) not in shared:
+                label = automaton.entry_labels.get(id(entry), "other")
+                shared[id(entry)] = entry if _is_small(entry) else emitter.helper(
+                    f"{name}.{label}.entry", entry)
     # Bodies in post-order (no recursion: objects may have thousands of properties). Apart
     # from self-loops, whose states are named, the automaton is acyclic.
     for state in _post_order(automaton.start, graph, live):
@@ -291,7 +309,8 @@ def _build(automaton: _Automaton[S], emitter: Emitter, name: str,
                     found, ast.Choice) else (found,))
             else:
                 separator = comma if automaton.started(state) else ast.Literal("")
-                alternatives.append(sequence([separator, entry, reference(target)]))
+                alternatives.append(sequence([separator, shared.get(id(entry), entry),
+                                              reference(target)]))
         built[state] = choice([a for a in alternatives if a is not None])
         weights[state] = weight
         if weight > MAX_INLINE_STATES and state not in names:
@@ -299,6 +318,12 @@ def _build(automaton: _Automaton[S], emitter: Emitter, name: str,
     for state, rule_name in names.items():
         emitter.add_rule(rule_name, built[state])
     return reference(automaton.start)
+
+
+def _is_small(expr: ast.Expr) -> bool:
+    """Whether ``expr`` is cheaper to repeat than to refer to (at most a few nodes)."""
+    return sum(1 for _ in zip(ast.walk(expr), range(SMALL_ENTRY_NODES + 1), strict=False)) <= (
+        SMALL_ENTRY_NODES)
 
 
 def _post_order(start: S, graph: dict[S, list[tuple[ast.Expr | None, S]]],
@@ -380,7 +405,8 @@ def _schema_order(plan: _Plan, emitter: Emitter, name: str, comma: ast.Expr,
         return f"after-{slots[state.slot - 1].name}" if state.slot else "entries"
 
     automaton = _Automaton(_InOrder(0, 0, frozenset(), frozenset()), moves, tail,
-                           lambda state: state.written > 0, label, len(slots))
+                           lambda state: state.written > 0, label, len(slots),
+                           {id(slot.entry): slot.name for slot in slots})
     empty = plan.low == 0 and not any(slot.required for slot in slots)
     return _build(automaton, emitter, name, comma), empty
 
@@ -443,5 +469,5 @@ def _any_order(plan: _Plan, emitter: Emitter, name: str, comma: ast.Expr,
 
     start = _AnyOrder(frozenset(), 0)
     automaton = _Automaton(start, moves, tail, lambda state: state.written > 0,
-                           lambda state: "entries", len(plan.slots))
+                           lambda state: "entries", len(plan.slots), {})
     return _build(automaton, emitter, name, comma), complete(start)

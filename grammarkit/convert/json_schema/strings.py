@@ -76,7 +76,7 @@ def string_expr(s: StringSet, emitter: Emitter, name: str) -> ast.Expr:
         dfa = _product(languages, excluded, s.min_length, s.max_length)
     except (TooComplex, LanguageError) as exc:
         return _relaxed(s, languages, emitter, str(exc))
-    return quoted(_dfa_expr(dfa, emitter, name))
+    return quoted(emitter.memo(("string automaton", dfa), lambda: _dfa_expr(dfa, emitter, name)))
 
 
 def _compiles(language: Language, emitter: Emitter) -> bool:
