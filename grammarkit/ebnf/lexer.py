@@ -17,8 +17,6 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
-from lark import Token
-
 from grammarkit.diagnostics import Diagnostic, error, warning
 from grammarkit.ebnf import escapes
 from grammarkit.ebnf.ast import Attribute, Span
@@ -30,6 +28,7 @@ MACRO_NAMES = frozenset(
 
 _ATTRIBUTE_KEYS = ("max_tokens", "capture", "lazy", "stop_capture")
 _SPACE = re.compile(r"(?:[ \t\r\n]+|#[^\r\n]*)+")
+_COMMENT = re.compile(r"#([^\r\n]*)")
 _NAME = re.compile(r"[A-Za-z_.\-][A-Za-z0-9_.\-]*")
 _PLAIN_STRING_RUN = re.compile(r'[^"\\\r\n\udc80-\udcff]+')
 _INVALID_BYTE = re.compile(r"[\udc80-\udcff]")
@@ -47,19 +46,25 @@ _PUNCTUATION = {
 }
 
 
-class GkToken(Token):
-    """A lark token that also carries the decoded value of literals, classes and rule names."""
+class GkToken:
+    """A token: its kind, text, character offsets ``[start, end)``, and decoded ``payload``.
 
-    payload: Any = None
-    seq: int = 0  # position in the token stream
+    ``payload`` is the value of literals, classes, integers and booleans, and ``(name,
+    attributes)`` for names; ``seq`` is the token's position in the stream.
+    """
 
-    @property
-    def start(self) -> int:
-        return self.start_pos or 0
+    __slots__ = ("end", "payload", "seq", "start", "type", "value")
 
-    @property
-    def end(self) -> int:
-        return self.end_pos or 0
+    def __init__(self, kind: str, value: str, start: int, end: int, payload: Any = None):
+        self.type = kind
+        self.value = value
+        self.start = start
+        self.end = end
+        self.payload = payload
+        self.seq = 0
+
+    def __repr__(self) -> str:
+        return f"GkToken({self.type}, {self.value!r}, {self.start})"
 
 
 @dataclass
@@ -107,8 +112,7 @@ class Lexer:
         self.diagnostics.append(error(code, message, Span(start, end if end else start + 1), hint))
 
     def _emit(self, kind: str, start: int, end: int, payload: Any = None) -> GkToken:
-        token = GkToken(kind, self.text[start:end], start_pos=start, end_pos=end)
-        token.payload = payload
+        token = GkToken(kind, self.text[start:end], start, end, payload)
         self.tokens.append(token)
         return token
 
@@ -116,8 +120,9 @@ class Lexer:
         m = _SPACE.match(self.text, self.pos)
         if m is None:
             return
-        for c in re.finditer(r"#([^\r\n]*)", m.group()):
-            self.comments.append((c.group(1), Span(self.pos + c.start(), self.pos + c.end())))
+        if "#" in m.group():
+            for c in _COMMENT.finditer(m.group()):
+                self.comments.append((c.group(1), Span(self.pos + c.start(), self.pos + c.end())))
         self.pos = m.end()
 
     # -- token kinds -----------------------------------------------------------------------
