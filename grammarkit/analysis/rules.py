@@ -328,11 +328,12 @@ def unbounded_whitespace(ctx: LintContext) -> Iterator[Diagnostic]:
             looping = in_loop or (isinstance(expr, ast.Repeat)
                                   and (expr.max is None or expr.max > 1))
             kids = graph.children[node]
+            # Inside a sequence, the loop can spin on whitespace alone only if everything
+            # beside it may be empty: `("," ws value)*` always needs a comma.
+            solid = [kid for kid in kids if not props.nullable[kid]]
             for kid in reversed(kids):
-                # Inside a sequence, the loop can spin on whitespace alone only if everything
-                # beside it may be empty: `("," ws value)*` always needs a comma.
-                spins = looping and (not isinstance(expr, ast.Sequence) or all(
-                    props.nullable[other] for other in kids if other != kid))
+                spins = looping and (not isinstance(expr, ast.Sequence) or not solid
+                                     or solid == [kid])
                 if (kid, spins) not in seen:
                     seen.add((kid, spins))
                     stack.append((kid, spins))
