@@ -8,6 +8,7 @@ from grammarkit._gc import paused_gc
 from grammarkit.analysis.rules import RULES, LintContext
 from grammarkit.analysis.selection import enabled_codes
 from grammarkit.analysis.suppression import Suppressions
+from grammarkit.automata.regex_macro import check_regex_macros
 from grammarkit.diagnostics import Diagnostic
 from grammarkit.ebnf import ast
 from grammarkit.ebnf.parser import parse
@@ -50,8 +51,8 @@ def lint(
     text = decode_source(text)
     source = SourceText(text, path or "<string>")
     result = parse(text, root)
-    diagnostics = list(result.diagnostics)
-    if result.ok:
+    diagnostics = [*result.diagnostics, *check_regex_macros(result.ast)]
+    if not any(d.is_error for d in diagnostics):
         with paused_gc():
             warnings = _run(LintContext(result.ast, root, source), codes)
         diagnostics.extend(Suppressions(result.ast, source).filter(warnings))

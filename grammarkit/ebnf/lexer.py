@@ -13,6 +13,7 @@ Errors become diagnostics and scanning resumes, so one pass reports every lexica
 
 from __future__ import annotations
 
+import math
 import re
 from dataclasses import dataclass, field
 from typing import Any
@@ -26,12 +27,17 @@ MACRO_NAMES = frozenset(
     {"TagDispatch", "Token", "ExcludeToken", "TokenTagDispatch", "Regex", "Substring"}
 )
 
-_ATTRIBUTE_KEYS = ("max_tokens", "capture", "lazy", "stop_capture")
+_ATTRIBUTE_KEYS = ("max_tokens", "max_chars", "stop_capture", "capture", "lazy", "temperature")
+_MAX_INT32 = 2**31 - 1
+_FLOAT_CHARS = re.compile(r"=[ \t]*([0-9.eE+\-]+)")
+_STRTOD_PREFIX = re.compile(r"[+-]?(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]+)?")
 _SPACE = re.compile(r"(?:[ \t\r\n]+|#[^\r\n]*)+")
 _COMMENT = re.compile(r"#([^\r\n]*)")
 _NAME = re.compile(r"[A-Za-z_.\-][A-Za-z0-9_.\-]*")
-_PLAIN_STRING_RUN = re.compile(r'[^"\\\r\n\udc80-\udcff]+')
-_INVALID_BYTE = re.compile(r"[\udc80-\udcff]")
+_PLAIN_STRING_RUN = re.compile(r'[^"\\\r\n\ud800-\udfff]+')
+_INVALID_BYTE = re.compile(r"[\ud800-\udfff]")
+"""An undecodable byte (``surrogateescape`` maps it to U+DC80..U+DCFF) or a lone surrogate in
+``str`` input: neither is UTF-8 text, so both are GK113."""
 
 _PUNCTUATION = {
     ")": "RPAR",
@@ -144,7 +150,7 @@ class Lexer:
             else:  # an undecodable byte
                 self._error(
                     "GK113",
-                    "invalid UTF-8 in string literal",
+                    "invalid UTF-8 (or a lone surrogate) in string literal",
                     i,
                     i + 1,
                     "save the grammar as UTF-8",
@@ -223,7 +229,7 @@ class Lexer:
             elif _INVALID_BYTE.match(c):
                 self._error(
                     "GK113",
-                    "invalid UTF-8 in character class",
+                    "invalid UTF-8 (or a lone surrogate) in character class",
                     i,
                     i + 1,
                     "save the grammar as UTF-8",
@@ -344,12 +350,18 @@ class Lexer:
                 return None
             start = i
             i = skip(i + len(key))
-            value: int | str | None = None
-            if key == "max_tokens":
+            value: int | float | str | None = None
+            if key in ("max_tokens", "max_chars"):
                 m = re.compile(r"=[ \t]*([0-9]{1,10})(?![0-9])").match(text, i)
                 if m is None:
                     return None
                 value, i = int(m.group(1)), m.end()
+            elif key == "temperature":
+                m = _FLOAT_CHARS.match(text, i)
+                number = _STRTOD_PREFIX.match(m.group(1)) if m else None
+                if m is None or number is None:
+                    return None
+                value, i = float(number.group()), m.end()  # 1e999 is inf, as in C
             elif key in ("capture", "stop_capture"):
                 m = re.compile(r'=[ \t]*"([^"\\\r\n\0]*)"').match(text, i)
                 if m is not None:
@@ -367,15 +379,9 @@ class Lexer:
         if i >= len(text) or text[i] != "]" or not text.startswith("::=", skip(i + 1)):
             return None
         for attribute in attributes:
-            if attribute.value == "":
-                what = "capture" if attribute.key == "capture" else "stop capture"
-                self._error(
-                    "GK112",
-                    f"the {what} name must not be empty",
-                    name_start,
-                    self.pos,
-                    f'write `{attribute.key}="name"`',
-                )
+            problem = _attribute_problem(attribute)
+            if problem is not None:
+                self._error("GK112", problem[0], name_start, self.pos, problem[1])
         self.pos = i + 1
         return tuple(attributes)
 
@@ -497,6 +503,23 @@ class Lexer:
             prev.type = "RULE_NAME"
 
 
+def _attribute_problem(attribute: Attribute) -> tuple[str, str] | None:
+    """What xgrammar 0.2.8 rejects in a well-formed attribute: ``(message, hint)``."""
+    key, value = attribute.key, attribute.value
+    if value == "" and key in ("capture", "stop_capture"):
+        what = "capture" if key == "capture" else "stop capture"
+        return f"the {what} name must not be empty", f'write `{key}="name"`'
+    if key == "max_chars" and isinstance(value, int) and value > _MAX_INT32:
+        return f"max_chars={value} is too large", f"the limit is {_MAX_INT32}"
+    finite = isinstance(value, float) and math.isfinite(value) and 0 <= value <= _MAX_FLOAT32
+    if key == "temperature" and not finite:
+        return "the temperature must be a finite non-negative number", "write `temperature=0.7`"
+    return None
+
+
+_MAX_FLOAT32 = 3.4028234663852886e38
+
+
 class _LineIndex:
     def __init__(self, text: str):
         self.starts = [m.end() for m in re.finditer(r"\r\n|\r|\n", text)]
@@ -515,7 +538,7 @@ def _escape_hint(text: str, i: int, in_class: bool) -> str:
         return "`\\x` needs at least one hex digit"
     if c in "uU":
         return f"`\\{c}` needs exactly {4 if c == 'u' else 8} hex digits"
-    allowed = "\\\" \\' \\? \\\\ \\a \\b \\e \\f \\n \\r \\t \\v \\0 \\xH.. \\uHHHH \\UHHHHHHHH"
+    allowed = "\\\" \\' \\? \\\\ \\/ \\a \\b \\e \\f \\n \\r \\t \\v \\0 \\xH.. \\uHHHH \\UHHHHHHHH"
     if in_class:
         allowed += " and \\^ \\$ \\. \\* \\+ \\? \\( \\) \\[ \\] \\{ \\} \\| \\/ \\-"
     return f"valid escapes are {allowed}"
