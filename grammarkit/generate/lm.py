@@ -1,0 +1,209 @@
+"""Language models behind generation: the `LanguageModel` protocol, `RandomLM`, `TransformersLM`."""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
+
+import numpy as np
+import numpy.typing as npt
+
+from grammarkit.generate.errors import GenerationError, require
+
+if TYPE_CHECKING:
+    from grammarkit.vocab import Vocabulary
+
+Logits = npt.NDArray[np.float32]
+
+
+@runtime_checkable
+class LanguageModel(Protocol):
+    """Anything that scores the next token.
+
+    ``logits(token_ids)`` returns float32 scores of shape ``[vocab_size]`` for the token after
+    ``token_ids`` (the prompt followed by what was generated so far).
+    """
+
+    @property
+    def vocab_size(self) -> int: ...
+
+    def logits(self, token_ids: Sequence[int]) -> Logits: ...
+
+
+class RandomLM:
+    """Seeded random logits: a stand-in model for previews and tests.
+
+    The scores are a function of ``seed`` and the whole context, so the same context always gets
+    the same scores (two backends given the same model see the same distribution). Short
+    printable tokens score higher, so previews read like text rather than a byte soup.
+
+    Parameters
+    ----------
+    vocab
+        The vocabulary whose ids are scored.
+    seed
+        Selects the random function.
+    """
+
+    def __init__(self, vocab: Vocabulary, seed: int = 0):
+        self.vocab = vocab
+        self.seed = seed
+        self._prior = _readability_prior(vocab)
+
+    @property
+    def vocab_size(self) -> int:
+        return self.vocab.vocab_size
+
+    def logits(self, token_ids: Sequence[int]) -> Logits:
+        digest = hashlib.blake2b(np.asarray(token_ids, dtype=np.int64).tobytes(), digest_size=8,
+                                 key=self.seed.to_bytes(8, "little", signed=True)).digest()
+        rng = np.random.default_rng(int.from_bytes(digest, "little"))
+        noise = rng.standard_normal(self.vocab_size, dtype=np.float32)
+        return noise + self._prior
+
+    def __repr__(self) -> str:
+        return f"RandomLM({self.vocab!r}, seed={self.seed})"
+
+
+def _readability_prior(vocab: Vocabulary) -> Logits:
+    """A per-token bonus: printable ASCII tokens of a few characters are likeliest."""
+    prior = np.zeros(vocab.vocab_size, dtype=np.float32)
+    for i, data in enumerate(vocab.tokens):
+        if not data:
+            continue
+        printable = all(32 <= b < 127 for b in data)
+        prior[i] = (1.5 if printable else -1.5) - 0.15 * max(0, len(data) - 3)
+    return prior
+
+
+class TransformersLM:
+    """A Hugging Face causal language model (any ``AutoModelForCausalLM``), CPU or GPU.
+
+    The key/value cache of the last call is kept: a call whose tokens extend the previous call's
+    only runs the new tokens through the model.
+
+    Parameters
+    ----------
+    model
+        A transformers causal LM (``model(input_ids, past_key_values=..., use_cache=True)``).
+    tokenizer
+        Its tokenizer, used for text prompts and for the vocabulary; may be ``None`` when
+        prompts are token ids and a vocabulary is given separately.
+
+    Raises
+    ------
+    MissingExtraError
+        When torch or transformers is not installed (extra ``grammarkit[hf]``).
+    """
+
+    def __init__(self, model: Any, tokenizer: Any = None):
+        require("torch", "hf", "TransformersLM")
+        require("transformers", "hf", "TransformersLM")
+        self.model = model
+        self.tokenizer = tokenizer
+        head = model.get_output_embeddings()
+        self._vocab_size = int(head.weight.shape[0] if head is not None
+                               else model.config.vocab_size)
+        self._cached: tuple[int, ...] = ()
+        self._past: Any = None
+        self._last: Logits | None = None
+
+    @classmethod
+    def from_pretrained(cls, name: str, **model_kwargs: Any) -> TransformersLM:
+        """Load a model and its tokenizer by name or path (the local cache only, no download)."""
+        require("torch", "hf", "TransformersLM")
+        require("transformers", "hf", "TransformersLM")
+        from transformers import AutoModelForCausalLM, AutoTokenizer
+
+        tokenizer = AutoTokenizer.from_pretrained(name, local_files_only=True)
+        model = AutoModelForCausalLM.from_pretrained(name, local_files_only=True, **model_kwargs)
+        model.eval()
+        return cls(model, tokenizer)
+
+    @property
+    def vocab_size(self) -> int:
+        """Rows of the lm head (may exceed the tokenizer's vocabulary: padded heads)."""
+        return self._vocab_size
+
+    def vocabulary(self) -> Vocabulary:
+        """The tokenizer's vocabulary, padded to the lm head's size.
+
+        Raises
+        ------
+        GenerationError
+            GK353 when there is no tokenizer, or the lm head has fewer rows than the tokenizer
+            has ordinary tokens.
+        """
+        from grammarkit.vocab import Vocabulary
+
+        if self.tokenizer is None:
+            raise GenerationError("GK353", "TransformersLM has no tokenizer to read a "
+                                  "vocabulary from", "pass tokenizer=... or vocab=...")
+        return fit_vocabulary(Vocabulary.from_tokenizer(self.tokenizer), self.vocab_size)
+
+    def encode(self, text: str) -> list[int]:
+        """Token ids of ``text`` by the tokenizer (with its special prefix tokens, if any)."""
+        if self.tokenizer is None:
+            raise GenerationError("GK353", "TransformersLM has no tokenizer to encode text",
+                                  "pass token ids as the prompt")
+        return list(self.tokenizer(text)["input_ids"])
+
+    def logits(self, token_ids: Sequence[int]) -> Logits:
+        import torch
+
+        ids = tuple(int(i) for i in token_ids)
+        if not ids:
+            raise GenerationError("GK352", "the prompt is empty and the model has no "
+                                  "context to predict from", "give at least one prompt token")
+        common = _common_prefix(self._cached, ids)
+        if common == len(ids) == len(self._cached) and self._last is not None:
+            return self._last.copy()
+        if common == len(ids):  # a prefix of what is cached: recompute its last position
+            common -= 1
+        past = self._past if common else None
+        if past is not None and common < len(self._cached):
+            if not hasattr(past, "crop"):
+                past, common = None, 0
+            else:
+                past.crop(common)
+        device = next(self.model.parameters()).device
+        new = torch.tensor([ids[common:]], dtype=torch.long, device=device)
+        with torch.no_grad():
+            out = self.model(input_ids=new, past_key_values=past, use_cache=True)
+        self._past = out.past_key_values
+        self._cached = ids
+        self._last = out.logits[0, -1].float().cpu().numpy()
+        return self._last.copy()
+
+    def __repr__(self) -> str:
+        return f"TransformersLM({type(self.model).__name__}, vocab_size={self.vocab_size})"
+
+
+def fit_vocabulary(vocab: Vocabulary, vocab_size: int) -> Vocabulary:
+    """``vocab`` padded to a model's ``vocab_size``.
+
+    Raises
+    ------
+    GenerationError
+        GK353 when the model scores fewer ids than the vocabulary has ordinary tokens.
+    """
+    from grammarkit.vocab import VocabularyError
+
+    if vocab.vocab_size == vocab_size:
+        return vocab
+    try:
+        return vocab.with_vocab_size(vocab_size)
+    except VocabularyError:
+        raise GenerationError(
+            "GK353", f"the model scores {vocab_size} token ids but the vocabulary "
+            f"({vocab.source}) has {vocab.vocab_size}, with ordinary tokens beyond {vocab_size}",
+            "use the tokenizer that belongs to the model") from None
+
+
+def _common_prefix(a: Sequence[int], b: Sequence[int]) -> int:
+    n = min(len(a), len(b))
+    for i in range(n):
+        if a[i] != b[i]:
+            return i
+    return n
