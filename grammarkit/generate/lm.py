@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import hashlib
+import inspect
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
@@ -34,8 +35,9 @@ class LanguageModel(Protocol):
 class RandomLM:
     """Seeded random logits: a stand-in model for previews and tests.
 
-    The scores are a function of ``seed`` and the whole context, so the same context always gets
-    the same scores (two backends given the same model see the same distribution). Short
+    The scores are a function of ``seed`` and the whole context (two fixed random tables, each
+    rotated by a hash of the context), so the same context always gets the same scores and two
+    backends given the same model see the same distribution. Short
     printable tokens score higher, so previews read like text rather than a byte soup.
 
     Parameters
@@ -49,6 +51,9 @@ class RandomLM:
     def __init__(self, vocab: Vocabulary, seed: int = 0):
         self.vocab = vocab
         self.seed = seed
+        tables = np.random.default_rng(seed).standard_normal((2, vocab.vocab_size),
+                                                              dtype=np.float32)
+        self._tables = tables / np.float32(np.sqrt(2.0))
         self._prior = _readability_prior(vocab)
 
     @property
@@ -56,11 +61,13 @@ class RandomLM:
         return self.vocab.vocab_size
 
     def logits(self, token_ids: Sequence[int]) -> Logits:
-        digest = hashlib.blake2b(np.asarray(token_ids, dtype=np.int64).tobytes(), digest_size=8,
-                                 key=self.seed.to_bytes(8, "little", signed=True)).digest()
-        rng = np.random.default_rng(int.from_bytes(digest, "little"))
-        noise = rng.standard_normal(self.vocab_size, dtype=np.float32)
-        return noise + self._prior
+        digest = hashlib.blake2b(np.asarray(token_ids, dtype=np.int64).tobytes(),
+                                 digest_size=8).digest()
+        size = self.vocab_size
+        shift = int.from_bytes(digest, "little")
+        first = np.roll(self._tables[0], shift % size)
+        second = np.roll(self._tables[1], (shift // size) % size)
+        return first + second + self._prior
 
     def __repr__(self) -> str:
         return f"RandomLM({self.vocab!r}, seed={self.seed})"
@@ -68,13 +75,15 @@ class RandomLM:
 
 def _readability_prior(vocab: Vocabulary) -> Logits:
     """A per-token bonus: printable ASCII tokens of a few characters are likeliest."""
-    prior = np.zeros(vocab.vocab_size, dtype=np.float32)
-    for i, data in enumerate(vocab.tokens):
-        if not data:
-            continue
-        printable = all(32 <= b < 127 for b in data)
-        prior[i] = (1.5 if printable else -1.5) - 0.15 * max(0, len(data) - 3)
-    return prior
+    arrays = vocab.to_arrays()
+    unprintable = (arrays.data < 32) | (arrays.data >= 127)
+    counts = np.concatenate(([0], np.cumsum(unprintable, dtype=np.int64)))
+    bad = counts[arrays.offsets[1:]] - counts[arrays.offsets[:-1]]
+    lengths = arrays.lengths.astype(np.float32)
+    prior = np.where(bad == 0, np.float32(1.5), np.float32(-1.5))
+    prior -= np.float32(0.15) * np.maximum(0, lengths - 3)
+    prior[lengths == 0] = 0
+    return prior.astype(np.float32)
 
 
 class TransformersLM:
@@ -105,6 +114,8 @@ class TransformersLM:
         head = model.get_output_embeddings()
         self._vocab_size = int(head.weight.shape[0] if head is not None
                                else model.config.vocab_size)
+        parameters = inspect.signature(model.forward).parameters
+        self._cache_keyword = "cache" if "cache" in parameters else "past_key_values"
         self._cached: tuple[int, ...] = ()
         self._past: Any = None
         self._last: Logits | None = None
@@ -166,12 +177,12 @@ class TransformersLM:
             if not hasattr(past, "crop"):
                 past, common = None, 0
             else:
-                past.crop(common)
+                past.crop(common - len(self._cached))  # negative: drop that many positions
         device = next(self.model.parameters()).device
         new = torch.tensor([ids[common:]], dtype=torch.long, device=device)
         with torch.no_grad():
-            out = self.model(input_ids=new, past_key_values=past, use_cache=True)
-        self._past = out.past_key_values
+            out = self.model(input_ids=new, use_cache=True, **{self._cache_keyword: past})
+        self._past = getattr(out, "cache", None) or out.past_key_values
         self._cached = ids
         self._last = out.logits[0, -1].float().cpu().numpy()
         return self._last.copy()
