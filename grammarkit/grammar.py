@@ -129,6 +129,20 @@ class Grammar:
         with self._located_errors():
             return to_lark(self.ast, self.root)
 
+    def to_railroad(self, rule: str | None = None) -> str:
+        """Railroad diagrams: an HTML page of every rule (linked), or one rule as SVG.
+
+        Needs the ``diagram`` extra (the ``railroad-diagrams`` package).
+        """
+        from grammarkit.authoring.railroad import grammar_html, rule_svg
+
+        if rule is None:
+            return grammar_html(self.ast.rules, title=self.root)
+        found = [r for r in self.ast.rules if r.name == rule]
+        if not found:
+            raise KeyError(f"no rule `{rule}` in this grammar")
+        return rule_svg(found[0], standalone=True)
+
     @contextmanager
     def _located_errors(self) -> Iterator[None]:
         """Attach this grammar's source text to the diagnostics of an exporter's error."""

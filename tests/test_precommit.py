@@ -24,6 +24,7 @@ HOOK_REPO_FILES = (".pre-commit-hooks.yaml", "pyproject.toml", "README.md")
 GOOD = 'root ::= "a" | digit+  # a letter or a number\ndigit ::= [0-9]\n'
 BAD = 'root ::= "[" valu "]"\nvalue ::= [0-9]+\n'
 MESSY = 'root   ::=  ("a")   |"b"\n'
+GOOD_EXAMPLES = "=== a letter ===\na\n--- accept\n\n=== a word ===\nab\n--- reject 1:2\n"
 
 
 def _git(cwd: Path, *args: str) -> None:
@@ -63,10 +64,10 @@ def project(tmp_path: Path, hook_repo: tuple[Path, str]) -> Path:
     path.mkdir()
     (path / ".pre-commit-config.yaml").write_text(
         f"repos:\n- repo: {repo}\n  rev: {rev}\n  hooks:\n"
-        "  - id: grammarkit-lint\n  - id: grammarkit-fmt\n"
+        "  - id: grammarkit-lint\n  - id: grammarkit-fmt\n  - id: grammarkit-test\n"
     )
     for name, text in (("good.ebnf", GOOD), ("bad.ebnf", BAD), ("messy.ebnf", MESSY),
-                       ("notes.txt", "root ::= not a grammar\n")):
+                       ("notes.txt", "root ::= not a grammar\n"), ("good.examples", GOOD_EXAMPLES)):
         (path / name).write_text(text)
     _git(path, "init", "-q")
     _git(path, "add", ".")
@@ -102,3 +103,10 @@ def test_hooks_check_and_format_grammars(pre_commit_home: Path, project: Path) -
 
     second = run_hook(pre_commit_home, project, "grammarkit-fmt", "messy.ebnf", "good.ebnf")
     assert second.returncode == 0, second.stdout + second.stderr
+
+    tested = run_hook(pre_commit_home, project, "grammarkit-test", "good.ebnf", "messy.ebnf")
+    assert tested.returncode == 0, tested.stdout + tested.stderr
+    (project / "good.examples").write_text(GOOD_EXAMPLES.replace("reject 1:2", "accept"))
+    failed = run_hook(pre_commit_home, project, "grammarkit-test", "good.examples")
+    assert failed.returncode == 1, failed.stdout + failed.stderr
+    assert "FAIL `a word`: expected accept" in failed.stdout
