@@ -23,9 +23,10 @@ cases (``TagDispatch`` free text, lazy rules) can only cost a retry, never a wro
 
 from __future__ import annotations
 
+import itertools
 import math
 import random
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any, Protocol
 
@@ -89,6 +90,10 @@ class RandomChooser:
 
     def count(self, low: int, high: int) -> int:
         return low + self._small(high - low + 1)
+
+    def weighted(self, weights: list[float]) -> int:
+        """An index into ``weights``, with probability proportional to its weight."""
+        return self.rng.choices(range(len(weights)), weights=weights)[0]
 
     def _small(self, n: int) -> int:
         """One of ``0..n-1``, ``k`` with weight ``1 / (k + 1)``: simpler options are likelier."""
@@ -178,13 +183,17 @@ class Coverage:
                 mine[i] += count
 
     def to_json(self) -> dict[str, Any]:
-        """Rules and alternatives used and never used, as JSON-ready data."""
+        """Rules and alternatives used, and what was never used, as JSON-ready data: the
+        unused rules, and the unused alternatives of choices that were reached."""
         from grammarkit.ebnf.printer import print_expr
 
         unused = []
         for key, (rule, ordinal, choice) in self._choices.items():
-            for index, count in enumerate(self.alternatives[key]):
-                if not count and self.rules[rule]:
+            counts = self.alternatives[key]
+            if not any(counts):  # never reached: its rule or enclosing alternative is unused
+                continue
+            for index, count in enumerate(counts):
+                if not count:
                     unused.append({"rule": rule, "choice": ordinal, "alternative": index,
                                    "of": len(choice.alternatives),
                                    "text": print_expr(choice.alternatives[index])})
@@ -228,8 +237,12 @@ class Deriver:
         Loops that only add whitespace repeat at most once beyond their minimum (previews);
         ``False`` explores them fully (property tests).
     coverage
-        Records the rules and alternatives used; alternatives it has not seen yet are
-        preferred.
+        Records the rules and alternatives used; a rule's alternatives it has not seen yet
+        are preferred.
+
+    With ``readable`` and a chooser that has ``weighted(weights)``, an alternative is chosen
+    with weight ``exp(-extra)``, ``extra`` being how many more characters its shortest text
+    has than the shortest alternative's: escapes, long keywords and deep recursion are rare.
     """
 
     def __init__(self, grammar: Grammar, max_length: int = 64, *, readable: bool = False,
@@ -242,6 +255,7 @@ class Deriver:
         self._expanded: dict[int, ast.Expr] = {}
         self._lazy_recognizers: dict[str, Recognizer] = {}
         self._whitespace_only: dict[int, bool] = {}
+        self._rule_bodies = {id(rule.body) for rule in self.rules.values()}
         self.size, self.length = _minimal_derivations(self.rules, self._expand)
 
     @property
@@ -332,22 +346,28 @@ class Deriver:
 
     def _choose(self, node: ast.Choice, chooser: Chooser, finishing: bool,
                 room: float) -> ast.Expr:
-        ranked = sorted((i for i, o in enumerate(node.alternatives)
-                         if self._min_size(o) < INFINITE),
-                        key=lambda i: (self._min_size(node.alternatives[i]),
-                                       self._min_length(node.alternatives[i])))
+        alternatives = node.alternatives
+        ranked = sorted((i for i, o in enumerate(alternatives) if self._min_size(o) < INFINITE),
+                        key=lambda i: (self._min_size(alternatives[i]),
+                                       self._min_length(alternatives[i])))
         if finishing:
             index = ranked[0]
         else:
-            fitting = [i for i in ranked
-                       if self._min_length(node.alternatives[i]) <= room] or ranked[:1]
-            if self.coverage is not None:
-                coverage = self.coverage
+            fitting = [i for i in ranked if self._min_length(alternatives[i]) <= room]
+            fitting = fitting or ranked[:1]
+            coverage = self.coverage
+            if coverage is not None and id(node) in self._rule_bodies:
                 fitting = [i for i in fitting if not coverage.times_used(node, i)] or fitting
-            index = fitting[chooser.index(len(fitting))]
+            weighted = getattr(chooser, "weighted", None)
+            if self.readable and weighted is not None:
+                shortest = min(self._min_length(alternatives[i]) for i in fitting)
+                index = fitting[weighted([math.exp(shortest - self._min_length(alternatives[i]))
+                                          for i in fitting])]
+            else:
+                index = fitting[chooser.index(len(fitting))]
         if self.coverage is not None:
             self.coverage.used_alternative(node, index)
-        return node.alternatives[index]
+        return alternatives[index]
 
     def _repeat(self, node: ast.Repeat, chooser: Chooser, finishing: bool,
                 room: float) -> list[ast.Expr]:
@@ -481,19 +501,26 @@ def sample(grammar: Grammar, n: int = 5, seed: int = 0, max_length: int = 64, *,
         characters, or its sentences are too hard to hit at random; :func:`why_no_samples`
         says which.
     """
+    return list(itertools.islice(samples(grammar, seed, max_length, coverage=coverage), n))
+
+
+def samples(grammar: Grammar, seed: int = 0, max_length: int = 64, *,
+            coverage: Coverage | None = None) -> Iterator[str]:
+    """The sentences :func:`sample` gives, one at a time, without end (it stops only when 20
+    attempts in a row fail)."""
     coverage = coverage if coverage is not None else Coverage(grammar)
     deriver = Deriver(grammar, max_length, readable=True, coverage=coverage)
     if not deriver.possible:
-        return []
+        return
     chooser = RandomChooser(random.Random(seed))
-    result: list[str] = []
-    attempts = 0
-    while len(result) < n and attempts < 20 * n:
-        attempts += 1
+    failures = 0
+    while failures < 20:
         text = deriver.derive(chooser)
-        if text is not None:
-            result.append(text)
-    return result
+        if text is None:
+            failures += 1
+        else:
+            failures = 0
+            yield text
 
 
 def why_no_samples(grammar: Grammar) -> Diagnostic:

@@ -17,6 +17,8 @@ if TYPE_CHECKING:
 
 Logits = npt.NDArray[np.float32]
 
+_CLOSING = frozenset(c.encode() for c in ')]}"\'>;')
+
 
 @runtime_checkable
 class LanguageModel(Protocol):
@@ -37,8 +39,9 @@ class RandomLM:
 
     The scores are a function of ``seed`` and the whole context (two fixed random tables, each
     rotated by a hash of the context), so the same context always gets the same scores and two
-    backends given the same model see the same distribution. Short
-    printable tokens score higher, so previews read like text rather than a byte soup.
+    backends given the same model see the same distribution. Short printable tokens score
+    higher, so previews read like text rather than a byte soup, and stop tokens and closing
+    characters (``)]}"'>;``) gain ``ending_bias`` per token of context, so previews end.
 
     Parameters
     ----------
@@ -46,15 +49,21 @@ class RandomLM:
         The vocabulary whose ids are scored.
     seed
         Selects the random function.
+    ending_bias
+        Added to the scores of stop tokens and closing characters per token of context.
     """
 
-    def __init__(self, vocab: Vocabulary, seed: int = 0):
+    def __init__(self, vocab: Vocabulary, seed: int = 0, ending_bias: float = 0.25):
         self.vocab = vocab
         self.seed = seed
+        self.ending_bias = ending_bias
         tables = np.random.default_rng(seed).standard_normal((2, vocab.vocab_size),
                                                               dtype=np.float32)
         self._tables = tables / np.float32(np.sqrt(2.0))
         self._prior = _readability_prior(vocab)
+        endings = [i for i in range(vocab.vocab_size)
+                   if i in vocab.stop_ids or vocab.tokens[i] in _CLOSING]
+        self._endings = np.array(endings, dtype=np.int64)
 
     @property
     def vocab_size(self) -> int:
@@ -67,7 +76,9 @@ class RandomLM:
         shift = int.from_bytes(digest, "little")
         first = np.roll(self._tables[0], shift % size)
         second = np.roll(self._tables[1], (shift // size) % size)
-        return first + second + self._prior
+        scores = first + second + self._prior
+        scores[self._endings] += np.float32(self.ending_bias * len(token_ids))
+        return scores
 
     def __repr__(self) -> str:
         return f"RandomLM({self.vocab!r}, seed={self.seed})"
