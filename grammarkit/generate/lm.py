@@ -85,14 +85,19 @@ class RandomLM:
 
 
 def _readability_prior(vocab: Vocabulary) -> Logits:
-    """A per-token bonus: printable ASCII tokens of a few characters are likeliest."""
+    """A per-token bonus: printable ASCII tokens of a few characters are likeliest, tokens of
+    whitespace only are rare."""
     arrays = vocab.to_arrays()
     unprintable = (arrays.data < 32) | (arrays.data >= 127)
     counts = np.concatenate(([0], np.cumsum(unprintable, dtype=np.int64)))
     bad = counts[arrays.offsets[1:]] - counts[arrays.offsets[:-1]]
     lengths = arrays.lengths.astype(np.float32)
+    blank = (arrays.data == 32) | (arrays.data == 9) | (arrays.data == 10) | (arrays.data == 13)
+    blanks = np.concatenate(([0], np.cumsum(~blank, dtype=np.int64)))
+    whitespace_only = (blanks[arrays.offsets[1:]] - blanks[arrays.offsets[:-1]]) == 0
     prior = np.where(bad == 0, np.float32(1.5), np.float32(-1.5))
     prior -= np.float32(0.15) * np.maximum(0, lengths - 3)
+    prior[whitespace_only] = -7.0
     prior[lengths == 0] = 0
     return prior.astype(np.float32)
 
