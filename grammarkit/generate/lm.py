@@ -85,8 +85,8 @@ class RandomLM:
 
 
 def _readability_prior(vocab: Vocabulary) -> Logits:
-    """A per-token bonus: printable ASCII tokens of a few characters are likeliest, tokens of
-    whitespace only are rare."""
+    """A per-token bonus: printable ASCII tokens of a few characters are likeliest; tokens with
+    a backslash (escapes) and tokens of whitespace only are rare."""
     arrays = vocab.to_arrays()
     unprintable = (arrays.data < 32) | (arrays.data >= 127)
     counts = np.concatenate(([0], np.cumsum(unprintable, dtype=np.int64)))
@@ -97,6 +97,8 @@ def _readability_prior(vocab: Vocabulary) -> Logits:
     whitespace_only = (blanks[arrays.offsets[1:]] - blanks[arrays.offsets[:-1]]) == 0
     prior = np.where(bad == 0, np.float32(1.5), np.float32(-1.5))
     prior -= np.float32(0.15) * np.maximum(0, lengths - 3)
+    escapes = np.concatenate(([0], np.cumsum(arrays.data == 0x5C, dtype=np.int64)))
+    prior[(escapes[arrays.offsets[1:]] - escapes[arrays.offsets[:-1]]) > 0] -= 4.0
     prior[whitespace_only] = -7.0
     prior[lengths == 0] = 0
     return prior.astype(np.float32)
