@@ -56,6 +56,7 @@ _VOWELS = codepoints.merge((ord(c), ord(c)) for c in "aeiou")
 _CONSONANTS = codepoints.intersect(_LOWER, codepoints.complement(_VOWELS))
 _DIGITS = ((0x30, 0x39),)
 _UPPER = ((0x41, 0x5A),)
+_NOT_CONTROL = codepoints.complement(codepoints.merge([(0, 0x1F), (0x7F, 0x9F), *_SURROGATES]))
 _FREE_TEXT = "abcdefghijklmnopqrstuvwxyz ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789.,!?"
 
 
@@ -78,7 +79,8 @@ class RandomChooser:
 
     Whitespace classes give a space; other classes mostly give lower-case letters (consonants
     and vowels in turn, so runs are pronounceable), then digits and upper-case letters, then
-    other printable characters, and only rarely anything else.
+    other printable characters, and only rarely anything else (control characters only when a
+    class has nothing else).
     """
 
     def __init__(self, rng: random.Random):
@@ -112,7 +114,7 @@ class RandomChooser:
             pools = [*syllable, _DIGITS, _UPPER] if roll < 0.85 else [_DIGITS, _UPPER, _LOWER]
         if roll < 0.98:
             pools.append(_PRINTABLE)
-        pools.append(ranges)
+        pools += [_NOT_CONTROL, ranges]
         for pool in pools:
             usable = codepoints.intersect(ranges, pool)
             if usable:
