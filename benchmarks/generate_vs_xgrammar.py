@@ -99,7 +99,7 @@ def main() -> None:
         print(f"{name:22} {sum(o.completion_tokens for o in native[0]):>6} {native[1]:>12.1f} "
               f"{xgr[1]:>10.1f} {100 * native[2]:>8.1f}% {100 * xgr[2]:>8.1f}% "
               f"{native[3]:>10.0f} {xgr[3]:>10.0f} {ratio:>6.2f} {calls:>5} {plain_calls:>5} "
-              f"{str(same):>5}")
+              f"{same!s:>5}")
     worst = max(schema_ratios)
     verdict = "meets" if worst <= SCHEMA_TARGET else "misses"
     print(f"\nJSON-schema cases: native per-token overhead is at most {worst:.2f}x xgrammar's "
