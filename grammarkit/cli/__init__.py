@@ -16,6 +16,7 @@ from grammarkit.cli import (
     convert,
     diagram,
     fmt,
+    generate,
     lint,
     lsp,
     match,
@@ -31,5 +32,6 @@ def main() -> None:
     """Author, check and run grammars for LLM constrained decoding (XGrammar/SGLang EBNF)."""
 
 
-for _module in (lint, fmt, match, convert, sample, test, diagram, lsp, complete, serve, check):
+for _module in (lint, fmt, match, convert, sample, generate, test, diagram, lsp, complete, serve,
+                check):
     main.add_command(_module.command)
