@@ -24,6 +24,7 @@ from grammarkit.cli.common import (
 )
 
 if TYPE_CHECKING:
+    from grammarkit.diagnostics import Diagnostic
     from grammarkit.grammar import Grammar
 
 @click.group("convert")
@@ -84,7 +85,9 @@ def convert_regex(pattern: str, flavor: str, target: str, output: str,
 @click.option("--lenient", is_flag=True,
               help="Drop keywords no grammar can enforce (with a warning) instead of failing.")
 @click.option("--property-order", type=click.Choice(["schema", "any"]), default="schema",
-              show_default=True, help="Properties in the schema's order, or in any order.")
+              show_default=True, help="Properties in the schema's order (for generation: "
+              "`required` enforced exactly, but a valid instance in another order is rejected), "
+              "or in any order (for validating existing JSON).")
 @to_option
 @output_option
 @format_option
@@ -99,14 +102,19 @@ def convert_json_schema(schema_path: str, whitespace: str | None, indent: int | 
             whitespace = "flexible" if indent is None else "indented"
         elif indent is not None and whitespace != "indented":
             raise click.UsageError("--indent needs --whitespace indented")
+        from grammarkit.convert.json_schema import SchemaError, command_line_wording
+
         schema: bytes | Path = read_bytes(schema_path) if schema_path == "-" else Path(schema_path)
         try:
-            grammar = checked(lambda: Grammar.from_json_schema(
+            grammar = Grammar.from_json_schema(
                 schema, whitespace=whitespace, indent=indent, strict=strict, lenient=lenient,
-                property_order=property_order))
-        except ValueError as exc:  # options the converter rejects; checked handles SchemaError
+                property_order=property_order)
+        except SchemaError as exc:
+            raise CommandFailed(command_line_wording(exc.diagnostics)) from None
+        except ValueError as exc:  # options the converter rejects
             raise click.UsageError(str(exc)) from None
-        _write_grammar(grammar, target, output, output_format)
+        _write_grammar(grammar, target, output, output_format,
+                       command_line_wording(list(grammar.warnings)))
 
 
 @command.command("gbnf")
@@ -133,7 +141,9 @@ def convert_gbnf(gbnf_path: str, root: str, target: str, output: str,
         _write_grammar(grammar, target, output, output_format)
 
 
-def _write_grammar(grammar: Grammar, target: str, output: str, output_format: str) -> None:
+def _write_grammar(grammar: Grammar, target: str, output: str, output_format: str,
+                   warnings: list[Diagnostic] | None = None) -> None:
+    warnings = list(grammar.warnings) if warnings is None else warnings
     exporters = {"ebnf": grammar.to_ebnf, "gbnf": grammar.to_gbnf, "lark": grammar.to_lark}
     text = checked(exporters[target])
     if not text.endswith("\n"):
@@ -141,10 +151,10 @@ def _write_grammar(grammar: Grammar, target: str, output: str, output_format: st
     if output_format == "json":
         if output != "-":
             write_file(output, text.encode("utf-8"))
-        echo(dump_json({"grammar": text, "diagnostics": [d.to_json() for d in grammar.warnings]}))
+        echo(dump_json({"grammar": text, "diagnostics": [d.to_json() for d in warnings]}))
         return
-    if grammar.warnings:
-        echo(render(grammar.warnings), err=True)
+    if warnings:
+        echo(render(warnings), err=True)
     if output == "-":
         echo(text, nl=False)
         return

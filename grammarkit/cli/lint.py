@@ -7,6 +7,7 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
+from grammarkit.cli.check import stop_token_option, tokenizer_findings, tokenizer_option
 from grammarkit.cli.common import (
     EXIT_ERRORS,
     GBNF_SUFFIX,
@@ -38,14 +39,18 @@ if TYPE_CHECKING:
               help="Comma-separated codes or prefixes of the warnings to skip.")
 @root_option
 @format_option
+@tokenizer_option
+@stop_token_option
 def command(paths: tuple[str, ...], strict: bool, select: tuple[str, ...],
-            ignore: tuple[str, ...], root: str, output_format: str) -> None:
+            ignore: tuple[str, ...], root: str, output_format: str, tokenizer: str | None,
+            stop_tokens: tuple[int, ...]) -> None:
     """Report errors and warnings in grammars (*.ebnf, llama.cpp *.gbnf) and JSON Schemas
     (*.schema.json).
 
     Directories are searched recursively (regular files only; others are listed as skipped
     with a GK172 note); `-` reads a grammar from standard input. A *.gbnf file is converted to
-    XGrammar EBNF, then linted. Exit 1 on errors (with --strict, on warnings too), 2 if a file
+    XGrammar EBNF, then linted. With --tokenizer, grammars without errors also get the findings
+    of `grammarkit check`. Exit 1 on errors (with --strict, on warnings too), 2 if a file
     cannot be read (GK171); with --format json the report is always one JSON list on stdout.
     """
     from grammarkit.diagnostics import Severity
@@ -70,7 +75,10 @@ def command(paths: tuple[str, ...], strict: bool, select: tuple[str, ...],
                 diagnostics.extend(exc.diagnostics)
                 unreadable = True
                 continue
-            diagnostics.extend(_lint_grammar(source, root, selected, ignored))
+            found = _lint_grammar(source, root, selected, ignored)
+            diagnostics.extend(found)
+            if tokenizer is not None and not any(d.is_error for d in found):
+                diagnostics.extend(tokenizer_findings(source, root, tokenizer, stop_tokens))
         checked += 1
     diagnostics.extend(skipped)
     errors = sum(d.is_error for d in diagnostics)

@@ -20,6 +20,7 @@ UPDATE_GOLDEN = os.environ.get("GRAMMARKIT_UPDATE_GOLDEN") == "1"
 
 GOLDEN_CASES = {
     "test_pass": ["test", "greeting.examples"],
+    "test_schema": ["test", "point.schema.json"],
     "test_grammar_path": ["test", "greeting.ebnf"],
     "test_fail": ["test", "failing.examples"],
     "test_malformed": ["test", "broken.examples"],
