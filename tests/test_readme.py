@@ -1,9 +1,12 @@
 """Every snippet in README.md runs as written (issue 12: a fresh clone must not fail on them).
 
-Python blocks run in one namespace from the repository root; each ``$ grammarkit ...`` line of
-the console blocks runs in a shell (the install lines: only their ``grammarkit`` commands) and
-must exit 0, or 1 where its comment starts with ``exit 1``. The conformance figures quoted match the
-checked-in baseline the conformance test keeps.
+Each Python block runs on its own from the repository root. Each ``$ grammarkit ...`` line of the
+console blocks runs in a shell (of the install lines, only their ``grammarkit`` commands) and
+must exit 0, or 1 where its comment starts with ``exit 1``. Lines that start a server
+(``serve``, ``lsp``) or talk to one (``--url``) cannot finish on their own: for them the
+command's ``--help`` must list every option the line uses. ``shell`` blocks are templates with
+placeholder paths and are not run. The conformance figures quoted match the checked-in baseline
+the conformance test keeps.
 """
 
 from __future__ import annotations
@@ -11,6 +14,7 @@ from __future__ import annotations
 import json
 import os
 import re
+import shlex
 import shutil
 import subprocess
 import sys
@@ -28,6 +32,9 @@ def _blocks(language: str) -> list[str]:
     return [body for lang, body in BLOCK.findall(README) if lang == language]
 
 
+SERVER = re.compile(r"^grammarkit (serve|lsp)\b|--url\b")
+
+
 def _commands() -> list[tuple[str, int]]:
     commands = []
     for body in _blocks("console"):
@@ -42,9 +49,10 @@ def _commands() -> list[tuple[str, int]]:
     return commands
 
 
-def test_python_snippets_run(monkeypatch: pytest.MonkeyPatch) -> None:
+@pytest.mark.parametrize("index", range(len(_blocks("python"))))
+def test_python_snippets_run(index: int, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.chdir(REPO_ROOT)
-    (snippet,) = _blocks("python")
+    snippet = _blocks("python")[index]
     exec(compile(snippet, "README.md", "exec"), {"__name__": "readme"})  # noqa: S102
 
 
@@ -58,10 +66,22 @@ def test_console_snippets_run(tmp_path: Path) -> None:
     commands = _commands()
     assert len(commands) >= 9
     for command, expected in commands:
+        if SERVER.search(command):
+            _check_options(command, workdir, env)
+            continue
         completed = subprocess.run(command, shell=True, cwd=workdir, env=env, text=True,
                                    capture_output=True, timeout=60, check=False)
         assert completed.returncode == expected, f"{command}\n{completed.stderr}"
         assert "Traceback" not in completed.stderr
+
+
+def _check_options(command: str, workdir: Path, env: dict[str, str]) -> None:
+    """A command that would not finish: its ``--help`` lists the options it uses."""
+    words = shlex.split(command.removesuffix("&"))
+    help_text = subprocess.run([*words[:2], "--help"], cwd=workdir, env=env, text=True,
+                               capture_output=True, timeout=60, check=True).stdout
+    for option in (word for word in words if word.startswith("--")):
+        assert option in help_text, f"{command}: {words[1]} has no {option}"
 
 
 def test_conformance_figures_match_the_baseline() -> None:
