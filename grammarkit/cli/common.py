@@ -99,16 +99,12 @@ def outcome(output_format: str, **fields: Any) -> Iterator[None]:
     """
     try:
         yield
-    except click.UsageError as exc:
+    except (click.UsageError, CommandFailed) as exc:
         if output_format != "json":
             raise
-        failure = CommandFailed([cli_diagnostic("GK174", exc.format_message())], exc.exit_code)
-        echo(dump_json({**fields, "diagnostics": [d.to_json() for d in failure.diagnostics]}))
-        sys.exit(failure.exit_code)
-    except CommandFailed as exc:
-        if output_format != "json":
-            raise
-        echo(dump_json({**fields, "diagnostics": [d.to_json() for d in exc.diagnostics]}))
+        diagnostics = (exc.diagnostics if isinstance(exc, CommandFailed)
+                       else [cli_diagnostic("GK174", exc.format_message())])
+        echo(dump_json({**fields, "diagnostics": [d.to_json() for d in diagnostics]}))
         sys.exit(exc.exit_code)
 
 
