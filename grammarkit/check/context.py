@@ -42,6 +42,10 @@ class CheckContext:
         without one (JSON Schemas), so every finding still names its file.
     progress
         Progress callback, or None.
+    notes
+        Why checks were skipped or cut short.
+    matcher_usable
+        False when `matcher` cannot be built for this grammar and vocabulary.
     """
 
     grammar: Grammar
@@ -53,6 +57,7 @@ class CheckContext:
     source: SourceText
     progress: Progress | None = None
     notes: list[str] = field(default_factory=list)
+    matcher_usable: bool = True
 
     def report(self, code: str, severity: Severity, message: str, node: ast.Expr | None,
                hint: str | None = None) -> Diagnostic:

@@ -47,6 +47,8 @@ stop_token_option = click.option(
                 metavar="GRAMMAR...")
 @tokenizer_option
 @stop_token_option
+@click.option("--vocab-size", type=click.IntRange(min=1), default=None, metavar="N",
+              help="The model's vocabulary (lm head) size, when padded past the tokenizer's.")
 @click.option("--list-tokenizers", is_flag=True,
               help="List the vocabularies installed from packages, by name, and exit.")
 @click.option("--samples", type=click.IntRange(min=1), default=200, show_default=True,
@@ -59,7 +61,7 @@ stop_token_option = click.option(
 @root_option
 @format_option
 def command(paths: tuple[str, ...], tokenizer: str | None, stop_tokens: tuple[int, ...],
-            list_tokenizers: bool, samples: int, seed: int, select: tuple[str, ...],
+            vocab_size: int | None, list_tokenizers: bool, samples: int, seed: int, select: tuple[str, ...],
             ignore: tuple[str, ...], root: str, output_format: str) -> None:
     """Check grammars (*.ebnf) and JSON Schemas (*.schema.json) against a model's tokenizer.
 
@@ -74,7 +76,7 @@ def command(paths: tuple[str, ...], tokenizer: str | None, stop_tokens: tuple[in
         raise click.UsageError("give at least one GRAMMAR (or --list-tokenizers)")
     if tokenizer is None:
         raise click.UsageError("--tokenizer PATH|NAME is required (see --list-tokenizers)")
-    loaded = load_tokenizer_or_exit(tokenizer, stop_tokens)
+    loaded = load_tokenizer_or_exit(tokenizer, stop_tokens, vocab_size)
     outputs: list[dict[str, Any]] = []
     failed = False
     for path in files(paths):
@@ -96,13 +98,14 @@ def command(paths: tuple[str, ...], tokenizer: str | None, stop_tokens: tuple[in
         sys.exit(EXIT_ERRORS)
 
 
-def load_tokenizer_or_exit(spec: str, stop_tokens: tuple[int, ...]) -> LoadedTokenizer:
+def load_tokenizer_or_exit(spec: str, stop_tokens: tuple[int, ...],
+                           vocab_size: int | None = None) -> LoadedTokenizer:
     """The tokenizer ``spec``; a bad name or file exits with a usage error naming it."""
     from grammarkit.check.tokenizers import load_tokenizer
     from grammarkit.vocab import VocabularyError
 
     try:
-        return load_tokenizer(spec, stop_ids=stop_tokens or None)
+        return load_tokenizer(spec, stop_ids=stop_tokens or None, vocab_size=vocab_size)
     except VocabularyError as exc:
         raise InputError(f"--tokenizer: {exc}") from None
 
