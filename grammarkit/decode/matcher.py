@@ -11,11 +11,37 @@ import numpy.typing as npt
 from grammarkit.decode.bitmask import Words, bitmask_width, set_bits
 from grammarkit.decode.earley_core import Frame, ParseState
 from grammarkit.decode.engine_cache import mask_engine
+from grammarkit.diagnostics import GrammarError, error
+from grammarkit.ebnf import ast
 from grammarkit.grammar import Grammar
 from grammarkit.vocab import Vocabulary
 
 MAX_JUMP_FORWARD = 4096
 """Bytes :meth:`TokenMatcher.find_jump_forward_string` looks ahead at most."""
+
+
+def _check_token_ids(grammar: Grammar, vocab: Vocabulary) -> None:
+    """Raise GK170 for ``Token``/``ExcludeToken``/``TokenTagDispatch`` ids outside ``vocab``."""
+    errors = []
+    for rule in grammar.ast.rules:
+        for body in (rule.body, rule.lookahead):
+            for node in () if body is None else ast.walk(body):
+                if isinstance(node, ast.TokenSet):
+                    ids: tuple[int, ...] = node.ids
+                elif isinstance(node, ast.TokenTagDispatch):
+                    ids = tuple(i for i, _ in node.tags) + node.excludes
+                else:
+                    continue
+                for token_id in ids:
+                    if not 0 <= token_id < vocab.vocab_size:
+                        errors.append(error(
+                            "GK170", f"token id {token_id} is outside the vocabulary "
+                            f"({vocab.vocab_size} tokens, {vocab.source})", node.span,
+                            f"token ids go from 0 to {vocab.vocab_size - 1}; is this grammar "
+                            "meant for another tokenizer?"))
+    if errors:
+        source = grammar.source
+        raise GrammarError([d if source is None else d.with_source(source) for d in errors])
 
 
 @dataclass(frozen=True)
@@ -51,7 +77,7 @@ class TokenMatcher:
     ValueError
         If a stop token id is outside the vocabulary.
     GrammarError
-        If the grammar cannot be compiled.
+        If the grammar cannot be compiled, or names a token id outside the vocabulary (GK170).
     """
 
     def __init__(self, grammar: Grammar, vocab: Vocabulary, *,
@@ -60,6 +86,7 @@ class TokenMatcher:
         bad = [i for i in stops if not 0 <= i < vocab.vocab_size]
         if bad:
             raise ValueError(f"stop token ids out of range({vocab.vocab_size}): {bad[:5]}")
+        _check_token_ids(grammar, vocab)
         self._engine = mask_engine(grammar, vocab)
         self._vocab = vocab
         self._stop_ids = frozenset(stops)
