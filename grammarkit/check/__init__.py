@@ -104,6 +104,7 @@ def check(
     graph = ctx.properties.graph
     can_complete = grammar.root in graph.body and ctx.properties.productive[
         graph.body[grammar.root]]
+    start = time.perf_counter()
     try:
         ctx.matcher  # noqa: B018 - built here, where a refusal becomes part of the report
     except GrammarError as exc:  # e.g. a token id outside the vocabulary (GK170)
@@ -111,6 +112,7 @@ def check(
         ctx.matcher_usable = False
         ctx.notes.append("boundaries, mask-statistics: skipped, the matcher refuses the grammar "
                          "for this vocabulary")
+    seconds["matcher"] = round(time.perf_counter() - start, 3)
     for module in CHECKS:
         if not enabled.intersection(module.CODES):
             continue
