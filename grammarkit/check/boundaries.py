@@ -12,9 +12,10 @@ from __future__ import annotations
 import itertools
 from dataclasses import dataclass
 
-from grammarkit.check.context import CheckContext
+from grammarkit.check.context import CheckContext, grammar_nodes
 from grammarkit.check.tokenizers import Encoder
 from grammarkit.diagnostics import Diagnostic, Severity
+from grammarkit.ebnf import ast
 
 NAME = "boundaries"
 CODES = ("GK340", "GK341")
@@ -104,4 +105,12 @@ def _finding(ctx: CheckContext, code: str, sentence: str, ids: list[int],
         hint = (f"name the special token with Token({token}) where the grammar means it"
                 if token in vocab.special_ids else
                 "allow the tokenizer's own split of this text")
-    return ctx.report(code, Severity.WARNING, message, None, hint)
+    return ctx.report(code, Severity.WARNING, message, _literal_spelling(ctx, text), hint)
+
+
+def _literal_spelling(ctx: CheckContext, text: str) -> ast.Literal | None:
+    """The first literal of the grammar containing ``text`` (where the split is forced)."""
+    for _, node in grammar_nodes(ctx.reachable_rules):
+        if isinstance(node, ast.Literal) and text and text in node.value:
+            return node
+    return None

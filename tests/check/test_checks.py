@@ -126,6 +126,7 @@ def test_special_token_text_is_refused_as_the_tokenizer_splits_it(qwen36: Loaded
     report = _check('root ::= "<think>" [a-z]{1,5} "</think>"', qwen36)
     boundary = [d for d in report.diagnostics if d.code == "GK340"]
     assert boundary and "248068" in boundary[0].message
+    assert boundary[0].position is not None and boundary[0].position.column == 10
     assert boundary[0].hint == "name the special token with Token(248068) where the grammar means it"
 
 
