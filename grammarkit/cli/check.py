@@ -123,7 +123,8 @@ def run_check(grammar: Any, loaded: LoadedTokenizer, path: str, **options: Any) 
 
 
 def tokenizer_findings(source: SourceText, root: str, tokenizer: str,
-                       stop_tokens: tuple[int, ...]) -> list[Diagnostic]:
+                       stop_tokens: tuple[int, ...], select: list[str] | None = None,
+                       ignore: list[str] | None = None) -> list[Diagnostic]:
     """`grammarkit check` findings for an error-free grammar text (`grammarkit lint
     --tokenizer`); the tokenizer is loaded once per process."""
     from grammarkit.grammar import Grammar
@@ -134,7 +135,19 @@ def tokenizer_findings(source: SourceText, root: str, tokenizer: str,
     key = (tokenizer, stop_tokens)
     if key not in _LOADED:
         _LOADED[key] = load_tokenizer_or_exit(tokenizer, stop_tokens)
-    return list(run_check(grammar, _LOADED[key], source.path).diagnostics)
+    return list(run_check(grammar, _LOADED[key], source.path, select=select,
+                          ignore=ignore).diagnostics)
+
+
+def split_check_selectors(codes: list[str] | None) -> tuple[list[str] | None, list[str] | None]:
+    """Lint's ``--select``/``--ignore`` codes split into (lint's, check's): ``GK3...`` go to the
+    tokenizer checks only, ``GK`` and ``ALL`` to both, the others to lint only."""
+    if codes is None:
+        return None, None
+    normalized = [code.strip().upper() for code in codes]
+    lint_codes = [code for code in normalized if not code.startswith("GK3")]
+    check_codes = [code for code in normalized if code.startswith("GK3") or code in ("GK", "ALL")]
+    return lint_codes, check_codes
 
 
 _LOADED: dict[tuple[str, tuple[int, ...]], LoadedTokenizer] = {}
