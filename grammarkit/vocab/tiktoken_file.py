@@ -61,9 +61,10 @@ def read_tiktoken(data: bytes, path: Path) -> RawVocab:
     too_long = next((rank for rank in fields[1::2] if len(rank.lstrip(b"0")) > _RANK_DIGITS), None)
     ranks = [MAX_TOKEN_ID if too_long else int(rank) for rank in fields[1::2]]
     if max(ranks) >= MAX_TOKEN_ID:
-        shown = (too_long or str(max(ranks)).encode())[:20].decode()
+        rank = (too_long or str(max(ranks)).encode()).decode()
+        shown = rank if len(rank) <= 20 else f"{rank[:20]}... ({len(rank)} digits)"
         raise VocabularyError(
-            f"{source}: rank {shown}{'...' if too_long else ''} is out of range (ranks are "
+            f"{source}: rank {shown} is out of range (ranks are "
             f"token ids, which must be below {MAX_TOKEN_ID:,})"
         )
     if len(set(ranks)) != len(ranks) or len(set(tokens)) != len(tokens):
