@@ -113,7 +113,8 @@ def test_json_schema_request_gives_matching_json(client: CompletionsClient, seed
     value = json.loads(choice.text)
     assert set(value) == {"name", "age"}
     assert isinstance(value["name"], str) and len(value["name"]) <= 16
-    assert isinstance(value["age"], int) and 0 <= value["age"] <= 150
+    age = value["age"]  # JSON Schema integers include 7.0 and -0.0
+    assert isinstance(age, (int, float)) and float(age).is_integer() and 0 <= age <= 150
 
 
 def test_regex_request_gives_matching_text(client: CompletionsClient) -> None:
@@ -263,7 +264,7 @@ def test_error_mid_request_does_not_break_the_server(server: Server) -> None:
 
 def test_client_leaving_mid_stream_does_not_stall_the_server(server: Server) -> None:
     body = {"model": MODEL, "prompt": [9703], "ebnf": "root ::= [a-z]+", "max_tokens": 5000,
-            "stream": True}
+            "ignore_eos": True, "stream": True}
     with httpx.stream("POST", server.url + "/v1/completions", json=body, timeout=60,
                       headers={"Authorization": f"Bearer {API_KEY}"}) as response:
         lines = response.iter_lines()
@@ -332,6 +333,9 @@ def test_200_concurrent_requests_all_succeed(server: Server) -> None:
             responses, health_seconds = await asyncio.gather(requests, health_while_busy())
         return [r.text for r in responses], health_seconds
 
+    started = time.monotonic()
     texts, health_seconds = asyncio.run(run())
+    elapsed = time.monotonic() - started
     assert len(texts) == 200 and set(texts) <= {"A", "B"}
-    assert health_seconds < 3.0, health_seconds  # generation runs in worker threads
+    # generation runs in worker threads: /health does not wait for the 200 requests to finish
+    assert health_seconds < max(1.0, (elapsed - 1.0) / 2), (health_seconds, elapsed)
