@@ -7,6 +7,7 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
+from grammarkit.cli.check import stop_token_option, tokenizer_findings, tokenizer_option
 from grammarkit.cli.common import (
     EXIT_ERRORS,
     SCHEMA_SUFFIX,
@@ -33,11 +34,15 @@ if TYPE_CHECKING:
               help="Comma-separated codes or prefixes of the warnings to skip.")
 @root_option
 @format_option
+@tokenizer_option
+@stop_token_option
 def command(paths: tuple[str, ...], strict: bool, select: tuple[str, ...],
-         ignore: tuple[str, ...], root: str, output_format: str) -> None:
+         ignore: tuple[str, ...], root: str, output_format: str, tokenizer: str | None,
+         stop_tokens: tuple[int, ...]) -> None:
     """Report errors and warnings in grammars (*.ebnf) and JSON Schemas (*.schema.json).
 
-    Directories are searched recursively; `-` reads a grammar from standard input.
+    Directories are searched recursively; `-` reads a grammar from standard input. With
+    --tokenizer, grammars without errors also get the findings of `grammarkit check`.
     """
     from grammarkit.analysis.lint import lint as lint_text
     from grammarkit.diagnostics import Severity
@@ -60,6 +65,8 @@ def command(paths: tuple[str, ...], strict: bool, select: tuple[str, ...],
                                              select=selected, ignore=ignored))
             except ValueError as exc:  # a malformed --select / --ignore entry
                 raise click.BadParameter(str(exc), param_hint="'--select' / '--ignore'") from None
+            if tokenizer is not None and not any(d.is_error for d in diagnostics):
+                diagnostics.extend(tokenizer_findings(source, root, tokenizer, stop_tokens))
         checked += 1
     errors = sum(d.is_error for d in diagnostics)
     warnings = sum(d.severity is Severity.WARNING for d in diagnostics)
