@@ -22,6 +22,9 @@ if TYPE_CHECKING:
     from grammarkit.generate.constraint import Constraint
     from grammarkit.grammar import Grammar
 
+PREVIEW_ENDING_BIAS = 0.25
+"""Token previews: stop tokens and closing characters gain this much per token, so they end."""
+
 PROGRESS_FROM = 20
 """A progress bar (on a terminal's stderr) from this many samples on."""
 
@@ -113,7 +116,8 @@ def _token_samples(constraint: Constraint, tokenizer: str, backend: str, count: 
     from grammarkit.generate import RandomLM, SamplingParams, get_backend
 
     vocab = load_vocabulary(tokenizer)
-    engine = get_backend(backend, lm=RandomLM(vocab, seed), vocab=vocab)
+    engine = get_backend(backend, lm=RandomLM(vocab, seed, ending_bias=PREVIEW_ENDING_BIAS),
+                         vocab=vocab)
     choices = []
     with _progress(count) as bar:
         for k in range(count):
