@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 import sys
 from typing import TYPE_CHECKING, Any
 
@@ -87,11 +88,9 @@ def _text_samples(grammar: Grammar, count: int, seed: int, max_length: int,
     found: list[str] = []
     stream = samples(grammar, seed=seed, max_length=max_length, coverage=coverage)
     with _progress(count) as bar:
-        for text in stream:
+        for text in itertools.islice(stream, count):
             found.append(text)
             bar.update(1)
-            if len(found) >= count:
-                break
     if count and not found:
         raise _no_samples(why_no_samples(grammar))
     if output_format == "json":
