@@ -61,8 +61,8 @@ def read_tiktoken(data: bytes, path: Path) -> RawVocab:
     too_long = next((rank for rank in fields[1::2] if len(rank.lstrip(b"0")) > _RANK_DIGITS), None)
     ranks = [MAX_TOKEN_ID if too_long else int(rank) for rank in fields[1::2]]
     if max(ranks) >= MAX_TOKEN_ID:
-        rank = (too_long or str(max(ranks)).encode()).decode()
-        shown = rank if len(rank) <= 20 else f"{rank[:20]}... ({len(rank)} digits)"
+        digits = (too_long or str(max(ranks)).encode()).decode()
+        shown = digits if len(digits) <= 20 else f"{digits[:20]}... ({len(digits)} digits)"
         raise VocabularyError(
             f"{source}: rank {shown} is out of range (ranks are "
             f"token ids, which must be below {MAX_TOKEN_ID:,})"
