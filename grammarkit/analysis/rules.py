@@ -417,11 +417,12 @@ def left_recursion(ctx: LintContext) -> Iterator[Diagnostic]:
     graph = props.graph
     successors = [props.first_position(node, props.nullable) for node in range(len(graph.nodes))]
     rule_of = {body: name for name, body in graph.body.items()}
+    order = {name: k for k, name in enumerate(graph.rules)}
     for component in strongly_connected_components(successors):
         if not is_cyclic(component, successors):
             continue
         names = [rule_of[node] for node in component if node in rule_of]
-        productive = [n for n in graph.rules if n in names and props.productive[graph.body[n]]]
+        productive = sorted((n for n in names if props.productive[graph.body[n]]), key=order.__getitem__)
         if not productive:
             continue  # GK202 already reports these rules
         name = productive[0]

@@ -179,3 +179,14 @@ def test_a_loop_over_a_very_long_sequence_lints_in_linear_time() -> None:
     found = lint(f'root ::= ({items} [ ]*)* "end"\n')
     assert [d.code for d in found] == ["GK205", "GK206"]
     assert time.perf_counter() - start < 20
+
+
+def test_many_left_recursive_rules_lint_in_linear_time() -> None:
+    # GK209 once searched the whole rule list for every cycle: quadratic in the rule count.
+    count = 20_000
+    rules = "\n".join(f'r{i} ::= r{i} "a" | "b" r{i + 1}' for i in range(count))
+    text = f'root ::= r0\n{rules}\nr{count} ::= "z"\n'
+    start = time.perf_counter()
+    found = lint(text)
+    assert len(found) == count and {d.code for d in found} == {"GK209"}
+    assert time.perf_counter() - start < 20
