@@ -94,8 +94,7 @@ def test_huge_minimum_counts_are_relaxed(schema: dict[str, Any]) -> None:
     with pytest.raises(SchemaError) as caught:
         convert_schema(text)
     assert {d.code for d in caught.value.diagnostics} == {"GK155"}
-    grammar, diagnostics = convert_schema(text, lenient=True)
-    assert {d.code for d in diagnostics} == {"GK255"}
+    assert set(codes(text)) == {"GK255"}
 
 
 @pytest.mark.parametrize("text", ['{"const": 1e999999999}', '{"enum": [1e999999999, 2]}',
