@@ -314,6 +314,7 @@ def _merge_literal_sets(sets: tuple[StringSet, ...]) -> list[StringSet]:
              and s == StringSet(languages=s.languages, pointer=s.pointer)]
     if len(plain) <= 1:
         return list(sets)
-    joined = StringSet(languages=(Literals.of(v for s in plain for v in s.languages[0].values),),
-                       pointer=plain[0].pointer)
+    values = [v for s in plain for lang in s.languages if isinstance(lang, Literals)
+              for v in lang.values]
+    joined = StringSet(languages=(Literals.of(values),), pointer=plain[0].pointer)
     return [joined if s is plain[0] else s for s in sets if s is plain[0] or s not in plain]

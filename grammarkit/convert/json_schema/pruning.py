@@ -73,10 +73,10 @@ def _productive(rules: dict[str, ast.Rule]) -> set[str]:
     found: set[str] = set()
     while ready:
         done = ready.pop()
-        name = body_of.get(done)
-        if name is not None and name not in found:
-            found.add(name)
-            for reference in references.get(name, ()):
+        rule_name = body_of.get(done)
+        if rule_name is not None and rule_name not in found:
+            found.add(rule_name)
+            for reference in references.get(rule_name, ()):
                 if waiting[reference] == 1:
                     waiting[reference] = 0
                     ready.append(reference)
