@@ -10,6 +10,7 @@ try-repo`` would do the same but ignores ``PRE_COMMIT_HOME`` and reinstalls on e
 
 from __future__ import annotations
 
+import base64
 import os
 import shutil
 import subprocess
@@ -65,7 +66,11 @@ def project(tmp_path: Path, hook_repo: tuple[Path, str]) -> Path:
     (path / ".pre-commit-config.yaml").write_text(
         f"repos:\n- repo: {repo}\n  rev: {rev}\n  hooks:\n"
         "  - id: grammarkit-lint\n  - id: grammarkit-fmt\n  - id: grammarkit-test\n"
+        "  - id: grammarkit-check\n    args: [--tokenizer, bytes.tiktoken, --stop-token, '0']\n"
     )
+    # a byte-level vocabulary of 256 tokens (the check hook's tokenizer)
+    (path / "bytes.tiktoken").write_text(
+        "".join(f"{base64.b64encode(bytes([b])).decode()} {b}\n" for b in range(256)))
     for name, text in (("good.ebnf", GOOD), ("bad.ebnf", BAD), ("messy.ebnf", MESSY),
                        ("notes.txt", "root ::= not a grammar\n"), ("good.examples", GOOD_EXAMPLES)):
         (path / name).write_text(text)
@@ -110,3 +115,9 @@ def test_hooks_check_and_format_grammars(pre_commit_home: Path, project: Path) -
     failed = run_hook(pre_commit_home, project, "grammarkit-test", "good.examples")
     assert failed.returncode == 1, failed.stdout + failed.stderr
     assert "FAIL `a word`: expected accept" in failed.stdout
+
+    checked = run_hook(pre_commit_home, project, "grammarkit-check", "good.ebnf", "notes.txt")
+    assert checked.returncode == 0, checked.stdout + checked.stderr
+    (project / "endless.ebnf").write_text('root ::= "a" root\n')
+    endless = run_hook(pre_commit_home, project, "grammarkit-check", "endless.ebnf")
+    assert endless.returncode == 1 and "endless.ebnf:1:1: GK310" in endless.stdout

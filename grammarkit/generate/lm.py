@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import hashlib
+import inspect
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
@@ -15,6 +16,8 @@ if TYPE_CHECKING:
     from grammarkit.vocab import Vocabulary
 
 Logits = npt.NDArray[np.float32]
+
+_CLOSING = frozenset(c.encode() for c in ')]}"\'>;')
 
 
 @runtime_checkable
@@ -34,9 +37,11 @@ class LanguageModel(Protocol):
 class RandomLM:
     """Seeded random logits: a stand-in model for previews and tests.
 
-    The scores are a function of ``seed`` and the whole context, so the same context always gets
-    the same scores (two backends given the same model see the same distribution). Short
-    printable tokens score higher, so previews read like text rather than a byte soup.
+    The scores are a function of ``seed`` and the whole context (two fixed random tables, each
+    rotated by a hash of the context), so the same context always gets the same scores and two
+    backends given the same model see the same distribution. Short printable tokens score
+    higher, so previews read like text rather than a byte soup, and stop tokens and closing
+    characters (``)]}"'>;``) gain ``ending_bias`` per token of context, so previews end.
 
     Parameters
     ----------
@@ -44,37 +49,59 @@ class RandomLM:
         The vocabulary whose ids are scored.
     seed
         Selects the random function.
+    ending_bias
+        Added to the scores of stop tokens and closing characters per token of context.
     """
 
-    def __init__(self, vocab: Vocabulary, seed: int = 0):
+    def __init__(self, vocab: Vocabulary, seed: int = 0, ending_bias: float = 0.25):
         self.vocab = vocab
         self.seed = seed
+        self.ending_bias = ending_bias
+        tables = np.random.default_rng(seed).standard_normal((2, vocab.vocab_size),
+                                                              dtype=np.float32)
+        self._tables = tables / np.float32(np.sqrt(2.0))
         self._prior = _readability_prior(vocab)
+        endings = [i for i in range(vocab.vocab_size)
+                   if i in vocab.stop_ids or vocab.tokens[i] in _CLOSING]
+        self._endings = np.array(endings, dtype=np.int64)
 
     @property
     def vocab_size(self) -> int:
         return self.vocab.vocab_size
 
     def logits(self, token_ids: Sequence[int]) -> Logits:
-        digest = hashlib.blake2b(np.asarray(token_ids, dtype=np.int64).tobytes(), digest_size=8,
-                                 key=self.seed.to_bytes(8, "little", signed=True)).digest()
-        rng = np.random.default_rng(int.from_bytes(digest, "little"))
-        noise = rng.standard_normal(self.vocab_size, dtype=np.float32)
-        return noise + self._prior
+        digest = hashlib.blake2b(np.asarray(token_ids, dtype=np.int64).tobytes(),
+                                 digest_size=8).digest()
+        size = self.vocab_size
+        shift = int.from_bytes(digest, "little")
+        first = np.roll(self._tables[0], shift % size)
+        second = np.roll(self._tables[1], (shift // size) % size)
+        scores = first + second + self._prior
+        scores[self._endings] += np.float32(self.ending_bias * len(token_ids))
+        return scores
 
     def __repr__(self) -> str:
         return f"RandomLM({self.vocab!r}, seed={self.seed})"
 
 
 def _readability_prior(vocab: Vocabulary) -> Logits:
-    """A per-token bonus: printable ASCII tokens of a few characters are likeliest."""
-    prior = np.zeros(vocab.vocab_size, dtype=np.float32)
-    for i, data in enumerate(vocab.tokens):
-        if not data:
-            continue
-        printable = all(32 <= b < 127 for b in data)
-        prior[i] = (1.5 if printable else -1.5) - 0.15 * max(0, len(data) - 3)
-    return prior
+    """A per-token bonus: printable ASCII tokens of a few characters are likeliest; tokens with
+    a backslash (escapes) and tokens of whitespace only are rare."""
+    arrays = vocab.to_arrays()
+    unprintable = (arrays.data < 32) | (arrays.data >= 127)
+    counts = np.concatenate(([0], np.cumsum(unprintable, dtype=np.int64)))
+    bad = counts[arrays.offsets[1:]] - counts[arrays.offsets[:-1]]
+    lengths = arrays.lengths.astype(np.float32)
+    blank = (arrays.data == 32) | (arrays.data == 9) | (arrays.data == 10) | (arrays.data == 13)
+    blanks = np.concatenate(([0], np.cumsum(~blank, dtype=np.int64)))
+    whitespace_only = (blanks[arrays.offsets[1:]] - blanks[arrays.offsets[:-1]]) == 0
+    prior = np.where(bad == 0, np.float32(1.5), np.float32(-1.5))
+    prior -= np.float32(0.15) * np.maximum(0, lengths - 3)
+    escapes = np.concatenate(([0], np.cumsum(arrays.data == 0x5C, dtype=np.int64)))
+    prior[(escapes[arrays.offsets[1:]] - escapes[arrays.offsets[:-1]]) > 0] -= 4.0
+    prior[whitespace_only] = -7.0
+    prior[lengths == 0] = 0
+    return prior.astype(np.float32)
 
 
 class TransformersLM:
@@ -105,6 +132,8 @@ class TransformersLM:
         head = model.get_output_embeddings()
         self._vocab_size = int(head.weight.shape[0] if head is not None
                                else model.config.vocab_size)
+        parameters = inspect.signature(model.forward).parameters
+        self._cache_keyword = "cache" if "cache" in parameters else "past_key_values"
         self._cached: tuple[int, ...] = ()
         self._past: Any = None
         self._last: Logits | None = None
@@ -166,12 +195,12 @@ class TransformersLM:
             if not hasattr(past, "crop"):
                 past, common = None, 0
             else:
-                past.crop(common)
+                past.crop(common - len(self._cached))  # negative: drop that many positions
         device = next(self.model.parameters()).device
         new = torch.tensor([ids[common:]], dtype=torch.long, device=device)
         with torch.no_grad():
-            out = self.model(input_ids=new, past_key_values=past, use_cache=True)
-        self._past = out.past_key_values
+            out = self.model(input_ids=new, use_cache=True, **{self._cache_keyword: past})
+        self._past = getattr(out, "cache", None) or out.past_key_values
         self._cached = ids
         self._last = out.logits[0, -1].float().cpu().numpy()
         return self._last.copy()

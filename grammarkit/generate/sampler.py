@@ -71,20 +71,25 @@ class Sampler:
         if p.temperature == 0.0 or len(ids) == 1:
             return int(ids[int(np.argmax(scores))])  # first maximum: the lowest id on ties
         logits = scores / p.temperature
-        order = np.argsort(-logits, kind="stable")
-        if p.top_k > 0:
-            order = order[: p.top_k]
-        logits = logits[order]
-        probs = np.exp(logits - logits[0])
+        order = None
+        if p.top_k > 0 and p.top_k < len(logits):
+            order = np.argpartition(-logits, p.top_k - 1)[: p.top_k]
+            logits = logits[order]
+        if p.top_p < 1.0 or p.min_p > 0.0:
+            ranked = np.argsort(-logits, kind="stable")
+            order = ranked if order is None else order[ranked]
+            logits = logits[ranked]
+        probs = np.exp(logits - logits.max())
         probs /= probs.sum()
         keep = len(probs)
         if p.top_p < 1.0:
             keep = min(keep, int(np.searchsorted(np.cumsum(probs), p.top_p)) + 1)
         if p.min_p > 0.0:
             keep = min(keep, max(1, int(np.count_nonzero(probs >= p.min_p * probs[0]))))
-        probs = probs[:keep] / probs[:keep].sum()
-        chosen = int(np.searchsorted(np.cumsum(probs), self.rng.random(), side="right"))
-        return int(ids[order[min(chosen, keep - 1)]])
+        cumulative = np.cumsum(probs[:keep])
+        chosen = min(int(np.searchsorted(cumulative, self.rng.random() * cumulative[-1],
+                                         side="right")), keep - 1)
+        return int(ids[chosen if order is None else order[chosen]])
 
 
 def log_softmax(scores: npt.NDArray[np.float64]) -> npt.NDArray[np.float64]:

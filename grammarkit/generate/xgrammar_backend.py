@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
+from functools import lru_cache
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -58,12 +59,7 @@ class XGrammarBackend(LocalBackend):
         require("xgrammar", "xgrammar", "the xgrammar backend")
         require("torch", "xgrammar", "the xgrammar backend")
         super().__init__(lm, vocab)
-        import xgrammar as xgr
-
-        self._stops = sorted(self.vocab.stop_ids)
-        info = xgr.TokenizerInfo(list(self.vocab.tokens), xgr.VocabType.RAW,
-                                 vocab_size=self.vocab.vocab_size, stop_token_ids=self._stops)
-        self.compiler = xgr.GrammarCompiler(info)
+        self.compiler = _compiler(self.vocab)
         specials = sorted(self.vocab.special_ids - self.vocab.stop_ids)
         self._specials = np.array(specials, dtype=np.int64)
 
@@ -78,3 +74,13 @@ class XGrammarBackend(LocalBackend):
         names_tokens = any(isinstance(node, (ast.TokenSet, ast.TokenTagDispatch))
                            for rule in grammar.ast.rules for node in ast.walk(rule.body))
         return None if names_tokens else self._specials
+
+
+@lru_cache(maxsize=4)
+def _compiler(vocab: Vocabulary) -> Any:
+    """An xgrammar compiler (with its grammar cache) for ``vocab``, shared by backends."""
+    import xgrammar as xgr
+
+    info = xgr.TokenizerInfo(list(vocab.tokens), xgr.VocabType.RAW, vocab_size=vocab.vocab_size,
+                             stop_token_ids=sorted(vocab.stop_ids))
+    return xgr.GrammarCompiler(info)

@@ -215,3 +215,45 @@ def test_native_and_xgrammar_agree_at_temperature_0(small_vocab: Vocabulary,
     assert runs[0].token_ids == runs[1].token_ids
     assert runs[0].finish_reason == runs[1].finish_reason
     assert runs[0].timing.jump_forward_tokens == runs[1].timing.jump_forward_tokens
+
+
+@pytest.mark.parametrize("narrowing", [{"top_k": 1}, {"top_p": 1e-9}, {"min_p": 1.0}])
+def test_narrow_sampling_is_greedy(small_vocab: Vocabulary, narrowing: dict[str, float]) -> None:
+    grammar = 'root ::= [a-z]{6}'
+    greedy = gk.generate(grammar, [7], vocab=small_vocab, temperature=0, max_tokens=8)
+    narrow = gk.generate(grammar, [7], vocab=small_vocab, temperature=1.5, seed=4,
+                         max_tokens=8, **narrowing)
+    assert narrow.token_ids == greedy.token_ids
+
+
+def test_top_k_limits_the_candidates(small_vocab: Vocabulary) -> None:
+    grammar = 'root ::= [a-z]'
+    lm = RandomLM(small_vocab, seed=9)
+    scores = lm.logits([7])
+    letters = [small_vocab.token_id(c) for c in "abcdefghijklmnopqrstuvwxyz"]
+    best_two = set(sorted(letters, key=lambda t: -scores[t])[:2])
+    picked = {gk.generate(grammar, [7], lm=lm, vocab=small_vocab, top_k=2, seed=s,
+                          temperature=5.0).token_ids[0] for s in range(30)}
+    assert picked == best_two
+
+
+@pytest.mark.parametrize("penalty", [{"presence_penalty": 2.0}, {"frequency_penalty": 2.0},
+                                     {"repetition_penalty": 50.0}])
+def test_penalties_discourage_repeats(small_vocab: Vocabulary, penalty: dict[str, float]) -> None:
+    a, b = small_vocab.token_id("a"), small_vocab.token_id("b")
+    bias = {a: 20.0, b: 19.0}  # "a" wins greedily, unless it was used already
+    plain = gk.generate('root ::= [ab]{4}', [7], vocab=small_vocab, temperature=0,
+                        logit_bias=bias, jump_forward=False)
+    penalised = gk.generate('root ::= [ab]{4}', [7], vocab=small_vocab, temperature=0,
+                            logit_bias=bias, jump_forward=False, **penalty)
+    assert plain.text == "aaaa"
+    assert penalised.text.startswith("ab")
+
+
+def test_stream_with_n_and_logprobs(small_vocab: Vocabulary) -> None:
+    chunks = list(gk.stream('root ::= [ab]{3}', [1], vocab=small_vocab, n=2, seed=1,
+                            logprobs=1))
+    for index in (0, 1):
+        mine = [c for c in chunks if c.index == index]
+        assert len("".join(c.text for c in mine)) == 3 and mine[-1].finish_reason == "stop"
+        assert all(c.logprobs is not None for c in mine if c.token_ids)
