@@ -175,15 +175,6 @@ class Coverage:
         counts = self.alternatives.get(id(choice))
         return counts[index] if counts is not None else 0
 
-    def merge(self, other: Coverage) -> None:
-        """Add the counts of ``other`` (a coverage of the same grammar object)."""
-        for name, count in other.rules.items():
-            self.rules[name] = self.rules.get(name, 0) + count
-        for key, counts in other.alternatives.items():
-            mine = self.alternatives.setdefault(key, [0] * len(counts))
-            for i, count in enumerate(counts):
-                mine[i] += count
-
     def to_json(self) -> dict[str, Any]:
         """Rules and alternatives used, and what was never used, as JSON-ready data: the
         unused rules, and the unused alternatives of choices that were reached."""

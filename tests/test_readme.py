@@ -44,8 +44,11 @@ def _commands() -> list[tuple[str, int]]:
 
 def test_python_snippets_run(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.chdir(REPO_ROOT)
-    (snippet,) = _blocks("python")
-    exec(compile(snippet, "README.md", "exec"), {"__name__": "readme"})  # noqa: S102
+    namespace = {"__name__": "readme"}
+    snippets = _blocks("python")
+    assert snippets
+    for snippet in snippets:
+        exec(compile(snippet, "README.md", "exec"), namespace)  # noqa: S102
 
 
 def test_console_snippets_run(tmp_path: Path) -> None:

@@ -22,7 +22,7 @@ from grammarkit.check import (
 from grammarkit.check.context import CheckContext, Progress
 from grammarkit.check.report import CheckReport
 from grammarkit.check.tokenizers import Encoder, encoder_for
-from grammarkit.diagnostics import Diagnostic
+from grammarkit.diagnostics import Diagnostic, GrammarError
 from grammarkit.grammar import Grammar
 from grammarkit.source import SourceText
 from grammarkit.vocab import Vocabulary
@@ -33,6 +33,7 @@ CODES: tuple[str, ...] = tuple(code for module in CHECKS for code in module.CODE
 
 _NEEDS_COMPLETION = {boundaries.NAME, mask_statistics.NAME}
 """Checks that replay sentences or walk the grammar: pointless when it cannot complete."""
+_NEEDS_MATCHER = {boundaries.NAME, mask_statistics.NAME}
 
 
 def check(
@@ -83,6 +84,9 @@ def check(
     ------
     ValueError
         For a malformed ``select`` / ``ignore`` entry or a stop id outside the vocabulary.
+
+    A grammar the matcher refuses for this vocabulary (a token id outside it, GK170) gets
+    that error in the report, and the checks that need the matcher are skipped.
     """
     from grammarkit.analysis.selection import enabled_codes
 
@@ -100,11 +104,22 @@ def check(
     graph = ctx.properties.graph
     can_complete = grammar.root in graph.body and ctx.properties.productive[
         graph.body[grammar.root]]
+    start = time.perf_counter()
+    try:
+        ctx.matcher  # noqa: B018 - built here, where a refusal becomes part of the report
+    except GrammarError as exc:  # e.g. a token id outside the vocabulary (GK170)
+        found.extend(d if d.source else d.with_source(source) for d in exc.diagnostics)
+        ctx.matcher_usable = False
+        ctx.notes.append("boundaries, mask-statistics: skipped, the matcher refuses the grammar "
+                         "for this vocabulary")
+    seconds["matcher"] = round(time.perf_counter() - start, 3)
     for module in CHECKS:
         if not enabled.intersection(module.CODES):
             continue
         if module.NAME in _NEEDS_COMPLETION and not can_complete:
             ctx.notes.append(f"{module.NAME}: skipped, the grammar cannot complete")
+            continue
+        if module.NAME in _NEEDS_MATCHER and not ctx.matcher_usable:
             continue
         start = time.perf_counter()
         try:
@@ -112,6 +127,7 @@ def check(
         except RecursionError:
             ctx.notes.append(f"{module.NAME}: skipped, the grammar is nested too deeply")
             continue
+
         seconds[module.NAME] = round(time.perf_counter() - start, 3)
         diagnostics, result = outcome if isinstance(outcome, tuple) else (outcome, None)
         found.extend(d for d in diagnostics if d.code in enabled)

@@ -9,11 +9,13 @@ rewrites it (GK341). One finding per refused token, with the first sentence that
 
 from __future__ import annotations
 
+import itertools
 from dataclasses import dataclass
 
-from grammarkit.check.context import CheckContext
+from grammarkit.check.context import CheckContext, grammar_nodes
 from grammarkit.check.tokenizers import Encoder
 from grammarkit.diagnostics import Diagnostic, Severity
+from grammarkit.ebnf import ast
 
 NAME = "boundaries"
 CODES = ("GK340", "GK341")
@@ -21,7 +23,6 @@ CODES = ("GK340", "GK341")
 MAX_FINDINGS = 5
 MAX_REPLAYED_TOKENS = 20_000
 """Fewer sentences are replayed when they are long: about this many tokens in all."""
-_PROBE = 10
 _SHOWN_TOKENS = 12
 
 
@@ -47,9 +48,8 @@ def run(ctx: CheckContext) -> tuple[list[Diagnostic], BoundaryStatistics | None]
     found: list[Diagnostic] = []
     seen: set[tuple[str, int]] = set()
     refused = 0
-    for done, sentence in enumerate(sentences):
+    for done, (sentence, ids) in enumerate(sentences):
         ctx.tick(NAME, done, len(sentences))
-        ids = encode(sentence)
         matcher.reset()
         position = next((k for k, i in enumerate(ids) if not matcher.accept_token(i)), None)
         if position is None:
@@ -66,17 +66,20 @@ def run(ctx: CheckContext) -> tuple[list[Diagnostic], BoundaryStatistics | None]
     return found, BoundaryStatistics(len(sentences), refused)
 
 
-def _sentences(ctx: CheckContext, encode: Encoder) -> list[str]:
-    """``ctx.samples`` sampled sentences, or as many as fit `MAX_REPLAYED_TOKENS` (a seeded
-    sample's first sentences do not depend on how many are asked for)."""
-    from grammarkit.sample import sample
+def _sentences(ctx: CheckContext, encode: Encoder) -> list[tuple[str, list[int]]]:
+    """Up to ``ctx.samples`` sampled sentences with their canonical ids, stopping once about
+    `MAX_REPLAYED_TOKENS` tokens are collected."""
+    from grammarkit.sample import samples
 
-    probe = sample(ctx.grammar, n=min(ctx.samples, _PROBE), seed=ctx.seed)
-    if len(probe) < _PROBE:
-        return probe
-    per_sentence = max(1, sum(len(encode(s)) for s in probe) // len(probe))
-    wanted = min(ctx.samples, max(_PROBE, MAX_REPLAYED_TOKENS // per_sentence))
-    return probe if wanted == len(probe) else sample(ctx.grammar, n=wanted, seed=ctx.seed)
+    found: list[tuple[str, list[int]]] = []
+    tokens = 0
+    for sentence in itertools.islice(samples(ctx.grammar, seed=ctx.seed), ctx.samples):
+        ids = encode(sentence)
+        found.append((sentence, ids))
+        tokens += len(ids)
+        if tokens >= MAX_REPLAYED_TOKENS:
+            break
+    return found
 
 
 def _finding(ctx: CheckContext, code: str, sentence: str, ids: list[int],
@@ -102,4 +105,12 @@ def _finding(ctx: CheckContext, code: str, sentence: str, ids: list[int],
         hint = (f"name the special token with Token({token}) where the grammar means it"
                 if token in vocab.special_ids else
                 "allow the tokenizer's own split of this text")
-    return ctx.report(code, Severity.WARNING, message, None, hint)
+    return ctx.report(code, Severity.WARNING, message, _literal_spelling(ctx, text), hint)
+
+
+def _literal_spelling(ctx: CheckContext, text: str) -> ast.Literal | None:
+    """The first literal of the grammar containing ``text`` (where the split is forced)."""
+    for _, node in grammar_nodes(ctx.reachable_rules):
+        if isinstance(node, ast.Literal) and text and text in node.value:
+            return node
+    return None

@@ -7,7 +7,6 @@ from dataclasses import dataclass, field
 from functools import cached_property
 from typing import TYPE_CHECKING
 
-from grammarkit.analysis.charset import EMPTY, CharSet
 from grammarkit.diagnostics import Diagnostic, Severity
 from grammarkit.ebnf import ast
 from grammarkit.grammar import Grammar
@@ -16,6 +15,7 @@ from grammarkit.vocab import Vocabulary
 
 if TYPE_CHECKING:
     from grammarkit.analysis.properties import GrammarProperties
+    from grammarkit.check.facts import ExprFacts
     from grammarkit.check.tokenizers import Encoder
     from grammarkit.decode import TokenMatcher
 
@@ -42,6 +42,10 @@ class CheckContext:
         without one (JSON Schemas), so every finding still names its file.
     progress
         Progress callback, or None.
+    notes
+        Why checks were skipped or cut short.
+    matcher_usable
+        False when `matcher` cannot be built for this grammar and vocabulary.
     """
 
     grammar: Grammar
@@ -53,6 +57,7 @@ class CheckContext:
     source: SourceText
     progress: Progress | None = None
     notes: list[str] = field(default_factory=list)
+    matcher_usable: bool = True
 
     def report(self, code: str, severity: Severity, message: str, node: ast.Expr | None,
                hint: str | None = None) -> Diagnostic:
@@ -70,6 +75,12 @@ class CheckContext:
         from grammarkit.analysis.properties import GrammarProperties
 
         return GrammarProperties(self.grammar.ast, self.grammar.root)
+
+    @cached_property
+    def facts(self) -> ExprFacts:
+        from grammarkit.check.facts import ExprFacts
+
+        return ExprFacts(self.properties)
 
     @cached_property
     def reachable_rules(self) -> list[ast.Rule]:
@@ -148,36 +159,3 @@ def _with_span(node: ast.Expr, span: ast.Span | None) -> ast.Expr:
     from dataclasses import replace
 
     return replace(node, span=span)
-
-
-class SingleChars:
-    """The code points an expression matches as a one-character string (rules followed)."""
-
-    def __init__(self, rules: dict[str, ast.Rule]):
-        self.rules = rules
-        self.known: dict[str, CharSet] = {}
-
-    def __call__(self, expr: ast.Expr, active: frozenset[str] = frozenset()) -> CharSet:
-        expr = expanded(expr)
-        if isinstance(expr, ast.CharClass):
-            from grammarkit.analysis.properties import class_charset
-
-            return class_charset(expr)
-        if isinstance(expr, ast.Literal):
-            return CharSet.of_string(expr.value) if len(expr.value) == 1 else EMPTY
-        if isinstance(expr, ast.Choice):
-            result = EMPTY
-            for alternative in expr.alternatives:
-                result = result.union(self(alternative, active))
-            return result
-        if isinstance(expr, ast.Sequence) and len(expr.items) == 1:
-            return self(expr.items[0], active)
-        if isinstance(expr, ast.Repeat) and expr.min <= 1 and expr.max != 0:
-            return self(expr.item, active)
-        if isinstance(expr, ast.RuleRef) and expr.name in self.rules:
-            if expr.name in active:
-                return EMPTY
-            if expr.name not in self.known:
-                self.known[expr.name] = self(self.rules[expr.name].body, active | {expr.name})
-            return self.known[expr.name]
-        return EMPTY

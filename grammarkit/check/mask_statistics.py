@@ -3,8 +3,9 @@
 Each walk starts at the grammar's start, fills the mask, picks an allowed token at random
 (seeded; the stop token, where allowed, with probability 1/4) and goes on until it stops or
 reaches `MAX_STEPS`. Per step: how many tokens are allowed and how long the mask took. A step
-with one allowed token is where jump-forward decoding pays off. A step where nothing is allowed
-and the grammar is not complete is a dead end (GK345): the model is stuck there.
+with one allowed token is where jump-forward decoding pays off. A step where no token but a stop
+token is allowed and the grammar is not complete is a dead end (GK345): the model is stuck there
+(a stop token there ends the text unfinished, or is refused).
 """
 
 from __future__ import annotations
@@ -87,15 +88,12 @@ def run(ctx: CheckContext) -> tuple[list[Diagnostic], MaskStatistics | None]:
             allowed_counts.append(len(allowed))
             if elapsed > slowest[0]:
                 slowest = (elapsed, bytes(prefix).decode("utf-8", "replace"))
-            if len(allowed) == 0:
-                if not matcher.is_completed():
-                    dead_ends.setdefault(bytes(prefix[-40:]), bytes(prefix))
-                break
             stop_allowed = np.isin(allowed, stops)
-            if stop_allowed.any() and rng.random() < STOP_PROBABILITY:
-                break
             ordinary = allowed[~stop_allowed]
-            if len(ordinary) == 0:
+            if len(ordinary) == 0 and not matcher.is_completed():
+                dead_ends.setdefault(bytes(prefix[-40:]), bytes(prefix))
+                break
+            if len(ordinary) == 0 or (stop_allowed.any() and rng.random() < STOP_PROBABILITY):
                 break
             token = int(ordinary[rng.integers(len(ordinary))])
             matcher.accept_token(token)
@@ -116,6 +114,6 @@ def _dead_end(ctx: CheckContext, prefix: bytes) -> Diagnostic:
     text = prefix.decode("utf-8", "replace")
     return ctx.report(
         "GK345", Severity.ERROR,
-        f"dead end: after {text!r} no token of this vocabulary is allowed and the grammar is "
-        "not complete, so a model is stuck there",
+        f"dead end: after {text!r} no token of this vocabulary can continue (at most a stop "
+        "token is allowed) and the grammar is not complete, so a model is stuck there",
         None, "make sure what the grammar requires next can be spelled by this vocabulary")

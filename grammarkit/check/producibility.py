@@ -3,7 +3,8 @@
 A byte-level vocabulary (GPT-2 style, or SentencePiece with byte fallback) has a token for every
 byte and can spell anything. A vocabulary without byte fallback spells only the characters its
 tokens contain: a literal with another character, or a class with no such member, can never be
-produced, and a ``Token(id)`` naming an id with no token can never be sampled.
+produced, and a ``Token(id)`` naming an unused id (padding, a hole) is never sampled. (An id outside the
+vocabulary is the matcher's GK170 error.)
 """
 
 from __future__ import annotations
@@ -81,13 +82,13 @@ def _unused_token_ids(ctx: CheckContext, rule: ast.Rule,
     else:
         ids = tuple(token_id for token_id, _ in node.tags)
     vocab = ctx.vocab
-    unused = [i for i in ids if not 0 <= i < vocab.vocab_size or not vocab.tokens[i]]
+    unused = [i for i in ids if 0 <= i < vocab.vocab_size and not vocab.tokens[i]]
     if unused:
         shown = ", ".join(map(str, unused[:_SHOWN])) + (" ..." if len(unused) > _SHOWN else "")
         yield ctx.report(
             "GK302", Severity.ERROR,
-            f"token id {shown} in rule `{rule.name}` has no token in this vocabulary "
-            f"({vocab.vocab_size} ids): a model never produces it",
+            f"token id {shown} in rule `{rule.name}` is an unused id of this vocabulary (no "
+            "token: padding of the model's head, or a hole): a model never produces it",
             node, "name ids of real tokens (vocab.token_id(text) gives them)")
 
 

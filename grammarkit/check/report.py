@@ -35,7 +35,7 @@ class CheckReport:
     notes
         Checks skipped or cut short, and why.
     seconds
-        Time taken per check.
+        Time taken per check, and to build the matcher (``"matcher"``).
     """
 
     diagnostics: tuple[Diagnostic, ...]

@@ -14,7 +14,7 @@ from collections import Counter
 from collections.abc import Iterable
 
 from grammarkit.analysis.charset import ANY_CHAR, CharSet
-from grammarkit.check.context import CheckContext, SingleChars, grammar_nodes
+from grammarkit.check.context import CheckContext, grammar_nodes
 from grammarkit.diagnostics import Diagnostic, Severity
 from grammarkit.ebnf import ast
 
@@ -31,7 +31,6 @@ def run(ctx: CheckContext) -> list[Diagnostic]:
     specials = _special_texts(ctx, named)
     if not specials:
         return []
-    single = SingleChars(ctx.grammar.ast.rule_map())
     found: list[Diagnostic] = []
     by_charset: dict[CharSet, list[tuple[int, str]]] = {}
     for rule, node in nodes:
@@ -49,7 +48,7 @@ def run(ctx: CheckContext) -> list[Diagnostic]:
         if isinstance(node, ast.TagDispatch):
             charset = ANY_CHAR
         elif isinstance(node, ast.Repeat) and (node.max is None or node.max >= 2):
-            charset = single(node.item)
+            charset = ctx.facts.single_chars(node.item)
         else:
             continue
         if charset not in by_charset:

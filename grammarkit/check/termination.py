@@ -68,7 +68,7 @@ def run(ctx: CheckContext) -> tuple[list[Diagnostic], ShortestCompletion | None]
             f"the vocabulary {ctx.vocab.source} has no stop token: a model under this grammar "
             "can only end at max_tokens",
             None, "name the end-of-sequence ids (`--stop-token ID`, or stop_token_ids=...)"))
-    shortest = None if found else _shortest_completion(ctx)
+    shortest = None if found or not ctx.matcher_usable else _shortest_completion(ctx)
     return found, shortest
 
 

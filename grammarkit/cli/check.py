@@ -47,6 +47,8 @@ stop_token_option = click.option(
                 metavar="GRAMMAR...")
 @tokenizer_option
 @stop_token_option
+@click.option("--vocab-size", type=click.IntRange(min=1), default=None, metavar="N",
+              help="The model's vocabulary (lm head) size, when padded past the tokenizer's.")
 @click.option("--list-tokenizers", is_flag=True,
               help="List the vocabularies installed from packages, by name, and exit.")
 @click.option("--samples", type=click.IntRange(min=1), default=200, show_default=True,
@@ -59,7 +61,7 @@ stop_token_option = click.option(
 @root_option
 @format_option
 def command(paths: tuple[str, ...], tokenizer: str | None, stop_tokens: tuple[int, ...],
-            list_tokenizers: bool, samples: int, seed: int, select: tuple[str, ...],
+            vocab_size: int | None, list_tokenizers: bool, samples: int, seed: int, select: tuple[str, ...],
             ignore: tuple[str, ...], root: str, output_format: str) -> None:
     """Check grammars (*.ebnf) and JSON Schemas (*.schema.json) against a model's tokenizer.
 
@@ -74,7 +76,7 @@ def command(paths: tuple[str, ...], tokenizer: str | None, stop_tokens: tuple[in
         raise click.UsageError("give at least one GRAMMAR (or --list-tokenizers)")
     if tokenizer is None:
         raise click.UsageError("--tokenizer PATH|NAME is required (see --list-tokenizers)")
-    loaded = load_tokenizer_or_exit(tokenizer, stop_tokens)
+    loaded = load_tokenizer_or_exit(tokenizer, stop_tokens, vocab_size)
     outputs: list[dict[str, Any]] = []
     failed = False
     for path in files(paths):
@@ -96,13 +98,14 @@ def command(paths: tuple[str, ...], tokenizer: str | None, stop_tokens: tuple[in
         sys.exit(EXIT_ERRORS)
 
 
-def load_tokenizer_or_exit(spec: str, stop_tokens: tuple[int, ...]) -> LoadedTokenizer:
+def load_tokenizer_or_exit(spec: str, stop_tokens: tuple[int, ...],
+                           vocab_size: int | None = None) -> LoadedTokenizer:
     """The tokenizer ``spec``; a bad name or file exits with a usage error naming it."""
     from grammarkit.check.tokenizers import load_tokenizer
     from grammarkit.vocab import VocabularyError
 
     try:
-        return load_tokenizer(spec, stop_ids=stop_tokens or None)
+        return load_tokenizer(spec, stop_ids=stop_tokens or None, vocab_size=vocab_size)
     except VocabularyError as exc:
         raise InputError(f"--tokenizer: {exc}") from None
 
@@ -120,7 +123,8 @@ def run_check(grammar: Any, loaded: LoadedTokenizer, path: str, **options: Any) 
 
 
 def tokenizer_findings(source: SourceText, root: str, tokenizer: str,
-                       stop_tokens: tuple[int, ...]) -> list[Diagnostic]:
+                       stop_tokens: tuple[int, ...], select: list[str] | None = None,
+                       ignore: list[str] | None = None) -> list[Diagnostic]:
     """`grammarkit check` findings for an error-free grammar text (`grammarkit lint
     --tokenizer`); the tokenizer is loaded once per process."""
     from grammarkit.grammar import Grammar
@@ -131,7 +135,19 @@ def tokenizer_findings(source: SourceText, root: str, tokenizer: str,
     key = (tokenizer, stop_tokens)
     if key not in _LOADED:
         _LOADED[key] = load_tokenizer_or_exit(tokenizer, stop_tokens)
-    return list(run_check(grammar, _LOADED[key], source.path).diagnostics)
+    return list(run_check(grammar, _LOADED[key], source.path, select=select,
+                          ignore=ignore).diagnostics)
+
+
+def split_check_selectors(codes: list[str] | None) -> tuple[list[str] | None, list[str] | None]:
+    """Lint's ``--select``/``--ignore`` codes split into (lint's, check's): ``GK3...`` go to the
+    tokenizer checks only, ``GK`` and ``ALL`` to both, the others to lint only."""
+    if codes is None:
+        return None, None
+    normalized = [code.strip().upper() for code in codes]
+    lint_codes = [code for code in normalized if not code.startswith("GK3")]
+    check_codes = [code for code in normalized if code.startswith("GK3") or code in ("GK", "ALL")]
+    return lint_codes, check_codes
 
 
 _LOADED: dict[tuple[str, tuple[int, ...]], LoadedTokenizer] = {}

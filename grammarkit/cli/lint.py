@@ -7,7 +7,12 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
-from grammarkit.cli.check import stop_token_option, tokenizer_findings, tokenizer_option
+from grammarkit.cli.check import (
+    split_check_selectors,
+    stop_token_option,
+    tokenizer_findings,
+    tokenizer_option,
+)
 from grammarkit.cli.common import (
     EXIT_ERRORS,
     GBNF_SUFFIX,
@@ -55,8 +60,8 @@ def command(paths: tuple[str, ...], strict: bool, select: tuple[str, ...],
     """
     from grammarkit.diagnostics import Severity
 
-    selected = _codes(select)
-    ignored = _codes(ignore)
+    selected, check_selected = split_check_selectors(_codes(select))
+    ignored, check_ignored = split_check_selectors(_codes(ignore))
     schema_linter = _schema_linter()
     skipped: list[Diagnostic] = []
     diagnostics: list[Diagnostic] = []
@@ -78,7 +83,8 @@ def command(paths: tuple[str, ...], strict: bool, select: tuple[str, ...],
             found = _lint_grammar(source, root, selected, ignored)
             diagnostics.extend(found)
             if tokenizer is not None and not any(d.is_error for d in found):
-                diagnostics.extend(tokenizer_findings(source, root, tokenizer, stop_tokens))
+                diagnostics.extend(tokenizer_findings(source, root, tokenizer, stop_tokens,
+                                                      check_selected, check_ignored))
         checked += 1
     diagnostics.extend(skipped)
     errors = sum(d.is_error for d in diagnostics)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 import sys
 from typing import TYPE_CHECKING, Any
 
@@ -21,6 +22,9 @@ from grammarkit.cli.generation import (
 if TYPE_CHECKING:
     from grammarkit.generate.constraint import Constraint
     from grammarkit.grammar import Grammar
+
+PREVIEW_ENDING_BIAS = 0.25
+"""Token previews: stop tokens and closing characters gain this much per token, so they end."""
 
 PROGRESS_FROM = 20
 """A progress bar (on a terminal's stderr) from this many samples on."""
@@ -84,11 +88,9 @@ def _text_samples(grammar: Grammar, count: int, seed: int, max_length: int,
     found: list[str] = []
     stream = samples(grammar, seed=seed, max_length=max_length, coverage=coverage)
     with _progress(count) as bar:
-        for text in stream:
+        for text in itertools.islice(stream, count):
             found.append(text)
             bar.update(1)
-            if len(found) >= count:
-                break
     if count and not found:
         raise _no_samples(why_no_samples(grammar))
     if output_format == "json":
@@ -113,7 +115,8 @@ def _token_samples(constraint: Constraint, tokenizer: str, backend: str, count: 
     from grammarkit.generate import RandomLM, SamplingParams, get_backend
 
     vocab = load_vocabulary(tokenizer)
-    engine = get_backend(backend, lm=RandomLM(vocab, seed), vocab=vocab)
+    engine = get_backend(backend, lm=RandomLM(vocab, seed, ending_bias=PREVIEW_ENDING_BIAS),
+                         vocab=vocab)
     choices = []
     with _progress(count) as bar:
         for k in range(count):

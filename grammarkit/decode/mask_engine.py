@@ -2,8 +2,9 @@
 
 Shared by every :class:`~grammarkit.decode.matcher.TokenMatcher` of the same grammar and
 vocabulary (see :mod:`grammarkit.decode.engine_cache`). Nothing is precomputed: building an
-engine costs the grammar's byte classes and token partition, and each layer below is filled on
-first use, so the first mask is ready as soon as the start state's groups are classified. A
+engine costs the grammar's byte classes, and each layer below (and the token partition) is
+filled on first use, so the first mask is ready as soon as the start state's groups are
+classified. A
 mask is computed in three layers:
 
 1. **Mask cache.** States are keyed canonically (:meth:`StateAutomaton.state_key`), so a state

@@ -14,7 +14,7 @@ from typing import Protocol
 import numpy as np
 import numpy.typing as npt
 
-from grammarkit.decode.bitmask import bitmask_width, bools_from_words
+from grammarkit.decode.bitmask import bitmask_width
 from grammarkit.generate.completion import FinishReason, TokenLogprob
 from grammarkit.generate.lm import LanguageModel
 from grammarkit.generate.params import SamplingParams
@@ -103,14 +103,13 @@ class Decoder:
                     break
             started = time.perf_counter()
             self.session.fill_next_token_bitmask(bitmask)
-            allowed = bools_from_words(bitmask[0], vocab_size)
+            ids = allowed_ids(bitmask[0], vocab_size)
             if self.extra_blocked is not None and len(self.extra_blocked):
-                allowed[self.extra_blocked] = False
+                ids = ids[~np.isin(ids, self.extra_blocked)]
             if p.ignore_eos:
-                _block_unless_alone(allowed, eos)
+                ids = _drop_unless_alone(ids, eos)
             if generated < p.min_tokens:
-                _block_unless_alone(allowed, stop_array)
-            ids = np.flatnonzero(allowed)
+                ids = _drop_unless_alone(ids, stop_array)
             self.counters.mask_seconds += time.perf_counter() - started
             if not len(ids):  # the grammar is complete and no stop token is allowed
                 yield Step(finish_reason="stop")
@@ -195,11 +194,19 @@ class Decoder:
         return self.vocab.tokens[token].decode("utf-8", "replace")
 
 
-def _block_unless_alone(allowed: npt.NDArray[np.bool_], ids: npt.NDArray[np.int64]) -> None:
-    """Forbid ``ids`` unless nothing else is allowed."""
-    if not len(ids):
-        return
-    kept = allowed[ids].copy()
-    allowed[ids] = False
-    if not allowed.any():
-        allowed[ids] = kept
+def allowed_ids(words: npt.NDArray[np.int32], vocab_size: int) -> npt.NDArray[np.int64]:
+    """The token ids whose bits are set in a bitmask row, ascending (only non-zero words are
+    unpacked: structural positions allow few tokens)."""
+    nonzero = np.flatnonzero(words)
+    bits = np.unpackbits(words[nonzero].view(np.uint8), bitorder="little").reshape(-1, 32)
+    ids = (nonzero[:, None] * 32 + np.arange(32))[bits.astype(np.bool_)]
+    return ids[ids < vocab_size]
+
+
+def _drop_unless_alone(ids: npt.NDArray[np.int64],
+                       dropped: npt.NDArray[np.int64]) -> npt.NDArray[np.int64]:
+    """``ids`` without ``dropped``, unless nothing else would remain."""
+    if not len(dropped):
+        return ids
+    kept = ids[~np.isin(ids, dropped)]
+    return kept if len(kept) else ids

@@ -40,8 +40,9 @@ class RandomLM:
     The scores are a function of ``seed`` and the whole context (two fixed random tables, each
     rotated by a hash of the context), so the same context always gets the same scores and two
     backends given the same model see the same distribution. Short printable tokens score
-    higher, so previews read like text rather than a byte soup, and stop tokens and closing
-    characters (``)]}"'>;``) gain ``ending_bias`` per token of context, so previews end.
+    higher, so previews read like text rather than a byte soup; with an ``ending_bias``, stop
+    tokens and closing characters (``)]}"'>;``) gain that much per token of context, so that
+    previews end (``grammarkit sample --tokenizer`` uses 0.25).
 
     Parameters
     ----------
@@ -50,10 +51,11 @@ class RandomLM:
     seed
         Selects the random function.
     ending_bias
-        Added to the scores of stop tokens and closing characters per token of context.
+        Added to the scores of stop tokens and closing characters per token of context
+        (default 0: the length of the context does not matter).
     """
 
-    def __init__(self, vocab: Vocabulary, seed: int = 0, ending_bias: float = 0.25):
+    def __init__(self, vocab: Vocabulary, seed: int = 0, ending_bias: float = 0.0):
         self.vocab = vocab
         self.seed = seed
         self.ending_bias = ending_bias

@@ -111,8 +111,10 @@ def serve(engine: CompletionEngine, *, host: str, port: int, api_key: str | None
 
     logging.basicConfig(level=log_level.upper(), format="%(levelname)s %(name)s: %(message)s")
     app = create_app(engine, api_key=api_key, workers=workers)
+    # Idle keep-alive connections live 75 s, not uvicorn's 5 s: a client reusing a connection
+    # the server is just closing gets a reset, and pools keep connections idle between requests.
     config = uvicorn.Config(app, host=host, port=port, log_level=log_level,
-                            timeout_graceful_shutdown=5, access_log=True)
+                            timeout_graceful_shutdown=5, timeout_keep_alive=75, access_log=True)
 
     class Server(uvicorn.Server):
         """uvicorn's server, exiting with status 0 after a signal-initiated clean shutdown

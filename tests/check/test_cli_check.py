@@ -121,6 +121,12 @@ def test_lint_with_tokenizer(tmp_path: Path) -> None:
     result = run(["lint", str(grammar), "--tokenizer", "llama3"])
     assert result.exit_code == 0 and f"{grammar}:1:15: GK320" in result.stdout
     assert "Found 0 errors and 1 warning in 1 file." in result.stdout
+    ignored = run(["lint", str(grammar), "--tokenizer", "llama3", "--ignore", "GK320"])
+    assert ignored.stdout == "All checks passed.\n"
+    only_lint = run(["lint", str(grammar), "--tokenizer", "llama3", "--select", "GK2"])
+    assert only_lint.stdout == "All checks passed.\n"
+    only_check = run(["lint", str(grammar), "--tokenizer", "llama3", "--select", "GK32"])
+    assert "GK320" in only_check.stdout
 
 
 # -- bad input -----------------------------------------------------------------------------------

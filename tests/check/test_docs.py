@@ -16,7 +16,7 @@ from tests.check.conftest import letters_vocabulary
 DOC = Path(__file__).resolve().parents[2] / "docs" / "diagnostics.md"
 SECTION = re.compile(r"^## (GK3[0-4]\d) ([a-z0-9-]+)$", re.MULTILINE)
 HEADING = re.compile(r"^#{1,2} ", re.MULTILINE)
-EXAMPLE = re.compile(r"```ebnf (tokenizer=\S+(?: stop=\S*)?)\n(.*?)```", re.DOTALL)
+EXAMPLE = re.compile(r"```ebnf (tokenizer=\S+(?: \w+=\S*)*)\n(.*?)```", re.DOTALL)
 _LOADED: dict[str, LoadedTokenizer] = {}
 
 
@@ -40,10 +40,13 @@ def _tokenizer(name: str) -> LoadedTokenizer:
 def _run(info: str, grammar: str) -> Any:
     options = dict(part.split("=", 1) for part in info.split())
     loaded = _tokenizer(options["tokenizer"])
+    vocab = loaded.vocab
+    if "vocab_size" in options:
+        vocab = vocab.with_vocab_size(int(options["vocab_size"]))
     stops = None
     if "stop" in options:
         stops = [int(i) for i in options["stop"].split(",") if i]
-    return gk.check(gk.Grammar.from_ebnf(grammar), loaded.vocab, encoder=loaded.encoder,
+    return gk.check(gk.Grammar.from_ebnf(grammar), vocab, encoder=loaded.encoder,
                     stop_token_ids=stops, samples=20)
 
 

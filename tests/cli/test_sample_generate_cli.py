@@ -173,3 +173,26 @@ def test_generate_bad_input(tokenizer_json: str, extra: list[str], code: str,
 def test_generate_without_a_model_says_what_to_pass() -> None:
     result = run(["generate", "--regex", "a", "--prompt", "x"])
     assert result.exit_code == 2 and "GK354" in result.stderr and "--tokenizer" in result.stderr
+
+
+def test_generate_with_a_model_folder(tmp_path: Path, tokenizer_json: str) -> None:
+    import torch
+    from transformers import GPT2Config, GPT2LMHeadModel, PreTrainedTokenizerFast
+
+    tokenizer = PreTrainedTokenizerFast(tokenizer_file=tokenizer_json, eos_token="<|endoftext|>")
+    torch.manual_seed(0)
+    model = GPT2LMHeadModel(GPT2Config(vocab_size=len(tokenizer) + 5, n_positions=64, n_embd=8,
+                                       n_layer=1, n_head=1))
+    model.save_pretrained(tmp_path)
+    tokenizer.save_pretrained(tmp_path)
+    args = ["generate", "--regex", "(true|12)(,(true|12)){0,3}", "--prompt", "list: ",
+            "--model", str(tmp_path), "--temperature", "0", "--format", "json"]
+    native = json.loads(run(args).stdout)
+    xgrammar = json.loads(run([*args, "--backend", "xgrammar"]).stdout)
+    choice = native["choices"][0]
+    assert Grammar.from_regex("(true|12)(,(true|12)){0,3}").matches(choice["text"])
+    assert choice["token_ids"] == xgrammar["choices"][0]["token_ids"]
+    assert native["usage"]["prompt_tokens"] == len(tokenizer("list: ")["input_ids"])
+    missing = run(["generate", "--regex", "a", "--prompt", "x", "--model",
+                   str(tmp_path / "absent")])
+    assert missing.exit_code == 2 and "GK353" in missing.stderr

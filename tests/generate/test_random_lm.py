@@ -257,3 +257,15 @@ def test_stream_with_n_and_logprobs(small_vocab: Vocabulary) -> None:
         mine = [c for c in chunks if c.index == index]
         assert len("".join(c.text for c in mine)) == 3 and mine[-1].finish_reason == "stop"
         assert all(c.logprobs is not None for c in mine if c.token_ids)
+
+
+@pytest.mark.parametrize("share", [0.0, 0.001, 0.3, 1.0])
+def test_allowed_ids_reads_every_set_bit(share: float) -> None:
+    import numpy as np
+
+    from grammarkit.decode.bitmask import words_from_bools
+    from grammarkit.generate.decoding import allowed_ids
+
+    allowed = np.random.default_rng(1).random(1000) < share
+    assert allowed_ids(words_from_bools(allowed), 1000).tolist() == np.flatnonzero(
+        allowed).tolist()
