@@ -417,11 +417,12 @@ def left_recursion(ctx: LintContext) -> Iterator[Diagnostic]:
     graph = props.graph
     successors = [props.first_position(node, props.nullable) for node in range(len(graph.nodes))]
     rule_of = {body: name for name, body in graph.body.items()}
+    order = {name: k for k, name in enumerate(graph.rules)}
     for component in strongly_connected_components(successors):
         if not is_cyclic(component, successors):
             continue
         names = [rule_of[node] for node in component if node in rule_of]
-        productive = [n for n in graph.rules if n in names and props.productive[graph.body[n]]]
+        productive = sorted((n for n in names if props.productive[graph.body[n]]), key=order.__getitem__)
         if not productive:
             continue  # GK202 already reports these rules
         name = productive[0]
@@ -545,10 +546,14 @@ def lazy_rule_xgrammar_cannot_compile(ctx: LintContext) -> Iterator[Diagnostic]:
     ``x?`` inside a sequence, loops over non-classes and the dispatch and token macros are not.
     """
     rules = ctx.grammar.rule_map()
-    for rule in ctx.grammar.rules:
-        if rules.get(rule.name) is not rule or not any(a.key == "lazy" for a in rule.attributes):
+    lazy = [r for r in ctx.grammar.rules if any(a.key == "lazy" for a in r.attributes)]
+    if not lazy:
+        return
+    recursive = _recursive_rules(rules)
+    for rule in lazy:
+        if rules.get(rule.name) is not rule:
             continue
-        culprit = _not_terminal_like(rule.body, rules)
+        culprit = _not_terminal_like(rule.body, rules, recursive)
         if culprit is not None:
             node, why = culprit
             yield warning(
@@ -558,8 +563,24 @@ def lazy_rule_xgrammar_cannot_compile(ctx: LintContext) -> Iterator[Diagnostic]:
                 "is not allowed either: spell the alternatives out), or drop `lazy`")
 
 
+def _recursive_rules(rules: dict[str, ast.Rule]) -> set[str]:
+    """The rules that can reach themselves through references."""
+    names = list(rules)
+    number = {name: k for k, name in enumerate(names)}
+    successors = [
+        [number[used] for used, _ in ast.referenced_rules(rules[name].body) if used in number]
+        for name in names
+    ]
+    return {
+        names[node]
+        for component in strongly_connected_components(successors)
+        if is_cyclic(component, successors)
+        for node in component
+    }
+
+
 def _not_terminal_like(
-    body: ast.Expr, rules: dict[str, ast.Rule]
+    body: ast.Expr, rules: dict[str, ast.Rule], recursive: set[str]
 ) -> tuple[ast.Expr, str] | None:
     """The first part of a lazy rule's body that xgrammar cannot make one automaton of."""
     seen: set[str] = set()
@@ -571,6 +592,8 @@ def _not_terminal_like(
         elif isinstance(node, ast.Sequence):
             stack.extend((item, len(node.items) == 1 and whole) for item in node.items)
         elif isinstance(node, ast.RuleRef):
+            if node.name in recursive:
+                return node, f"`{node.name}` is recursive"
             if node.name in rules and node.name not in seen:
                 seen.add(node.name)
                 stack.append((rules[node.name].body, whole))

@@ -39,6 +39,15 @@ _INVALID_BYTE = re.compile(r"[\ud800-\udfff]")
 """An undecodable byte (``surrogateescape`` maps it to U+DC80..U+DCFF) or a lone surrogate in
 ``str`` input: neither is UTF-8 text, so both are GK113."""
 
+_COMMON = re.compile(
+    r"(?P<space>[ \t\r\n]+)"
+    r"|(?P<name>[A-Za-z_.\-][A-Za-z0-9_.\-]*+)(?!\[)"
+    r'|(?P<string>"[^"\\\r\n\ud800-\udfff]*")'
+    r"|(?P<integer>[0-9]{1,15})(?![0-9])"
+    r"|(?P<punctuation>::=|\((?!=)|[){}|,*+?=])"
+)
+"""The frequent tokens :meth:`Lexer._scan_common` scans in one step."""
+
 _PUNCTUATION = {
     ")": "RPAR",
     "{": "LBRACE",
@@ -50,6 +59,9 @@ _PUNCTUATION = {
     "?": "QMARK",
     "=": "EQUAL",
 }
+
+
+_COMMON_KINDS = {"::=": "ASSIGN", "(": "LPAR", **_PUNCTUATION}
 
 
 class GkToken:
@@ -409,9 +421,43 @@ class Lexer:
         self._emit("INT", start, i, value)
 
     # -- driver ----------------------------------------------------------------------------
+    def _scan_common(self) -> None:
+        """Scan the most frequent tokens with one regular expression, until a token needs care.
+
+        Names not followed by ``[``, literals without escapes, punctuation, short integers and
+        whitespace without comments; the token-by-token methods handle everything else.
+        """
+        text, pos, tokens = self.text, self.pos, self.tokens
+        match = _COMMON.match
+        while True:
+            m = match(text, pos)
+            if m is None:
+                break
+            kind = m.lastgroup
+            end = m.end()
+            if kind == "space":
+                pos = end
+                continue
+            value = m.group()
+            if kind == "name":
+                if value in ("true", "false"):
+                    tokens.append(GkToken("BOOL", value, pos, end, value == "true"))
+                else:
+                    kind = "MACRO" if value in MACRO_NAMES else "IDENT"
+                    tokens.append(GkToken(kind, value, pos, end, (value, ())))
+            elif kind == "string":
+                tokens.append(GkToken("STRING", value, pos, end, value[1:-1]))
+            elif kind == "integer":
+                tokens.append(GkToken("INT", value, pos, end, int(value)))
+            else:
+                tokens.append(GkToken(_COMMON_KINDS[value], value, pos, end))
+            pos = end
+        self.pos = pos
+
     def run(self) -> LexResult:
         text = self.text
         while True:
+            self._scan_common()
             self._skip_space()
             if self.pos >= len(text):
                 break

@@ -36,6 +36,8 @@ LAZY_RULES = [
     'root[lazy] ::= ("a"?) "b"',
     'root[lazy] ::= "a"? | "b"',
     'root[lazy] ::= "ab"+',
+    'root ::= "<" r ">"\nr[lazy] ::= sub\nsub ::= sub [a-z] | [a-z]',
+    'root ::= "<" r ">"\nr[lazy] ::= sub\nsub ::= [a-z] | "(" x ")"\nx ::= sub',
 ]
 
 

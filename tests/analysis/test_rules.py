@@ -50,6 +50,10 @@ CASES = [
     ("GK211", 'root ::= "a" (= "b")', [(1, 17)], 'root ::= "a"'),
     ("GK212", 'root ::= "\\x41B"', [(1, 11)], 'root ::= "\\x41" "B"'),
     ("GK212", 'root ::= [\\x2Dab]', [(1, 11)], 'root ::= [\\u002Dab]'),
+    ("GK214", 'root ::= x "!"\nx[lazy] ::= "k" [0-9]{2,4}', [(2, 17)],
+     'root ::= x "!"\nx[lazy] ::= "k" [0-9] [0-9]'),
+    ("GK214", 'root ::= x\nx[lazy] ::= TagDispatch(("<a>", y))\ny ::= "y"', [(2, 13)],
+     'root ::= x\nx ::= TagDispatch(("<a>", y))\ny ::= "y"'),
 ]
 
 

@@ -31,6 +31,7 @@ from grammarkit.convert.json_schema.model import (
 from grammarkit.convert.json_schema.number_sets import is_point, number_expr, points_expr
 from grammarkit.convert.json_schema.numbers import ANY_NUMBER
 from grammarkit.convert.json_schema.objects import object_expr
+from grammarkit.convert.json_schema.pruning import pruned
 from grammarkit.convert.json_schema.reader import Reader
 from grammarkit.convert.json_schema.references import unescape
 from grammarkit.convert.json_schema.report import INDENT_RELAXED, TOO_LARGE, Reporter
@@ -85,7 +86,7 @@ class Emitter:
                 raise self.reporter.fail("", f"the grammar needs more than {MAX_RULES} rules",
                                          TOO_LARGE, "simplify the schema")
         rules = tuple(self._rules.values()) + tuple(self._shared.values())
-        return ast.GrammarAST(rules + ((WS_RULE,) if self._uses_whitespace else ()))
+        return ast.GrammarAST(pruned(rules + ((WS_RULE,) if self._uses_whitespace else ())))
 
     def node_expr(self, node: Node, name: str, depth: int) -> ast.Expr:
         """The expression for a value ``node`` allows, at nesting ``depth``."""
@@ -313,6 +314,7 @@ def _merge_literal_sets(sets: tuple[StringSet, ...]) -> list[StringSet]:
              and s == StringSet(languages=s.languages, pointer=s.pointer)]
     if len(plain) <= 1:
         return list(sets)
-    joined = StringSet(languages=(Literals.of(v for s in plain for v in s.languages[0].values),),
-                       pointer=plain[0].pointer)
+    values = [v for s in plain for lang in s.languages if isinstance(lang, Literals)
+              for v in lang.values]
+    joined = StringSet(languages=(Literals.of(values),), pointer=plain[0].pointer)
     return [joined if s is plain[0] else s for s in sets if s is plain[0] or s not in plain]

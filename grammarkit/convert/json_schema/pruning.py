@@ -1,0 +1,117 @@
+"""Pruning a converted grammar: rules that match nothing, and rules nothing reaches.
+
+Whether a subschema allows any value is only known for sure once its rule is built (a
+``contains`` whose schema contradicts ``items``, a required property whose schema is empty
+deep down...). The emitter writes what it must, and this pass removes what turned out
+impossible, so the grammar has no empty character class and no unused rule (it is lint-clean):
+references to rules that derive no string become nothing, sequences containing nothing become
+nothing, alternatives that are nothing are dropped, and the rules ``root`` no longer reaches go.
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+from grammarkit.convert.json_schema.digits import choice, is_nothing, sequence
+from grammarkit.ebnf import ast
+
+_NOTHING = ast.CharClass(())
+
+
+def pruned(rules: tuple[ast.Rule, ...]) -> tuple[ast.Rule, ...]:
+    """``rules`` without what matches nothing or is unreachable from ``root``."""
+    by_name = {rule.name: rule for rule in rules}
+    productive = _productive(by_name)
+    if len(productive) < len(by_name):
+        if "root" not in productive:
+            return (ast.Rule("root", _NOTHING),)
+        rules = tuple(replace(rule, body=_without(rule.body, productive))
+                      for rule in rules if rule.name in productive)
+    return _reachable(rules)
+
+
+def _productive(rules: dict[str, ast.Rule]) -> set[str]:
+    """The rules that derive some finite string, in time linear in the grammar's size.
+
+    Every expression node waits for a number of its children (all of a sequence's, one of a
+    choice's, none of an optional repetition's; ``-1``: it never derives anything); a node
+    that stops waiting tells its parent, a rule's body the references to the rule.
+    """
+    parent: list[int] = []
+    waiting: list[int] = []
+    body_of: dict[int, str] = {}
+    references: dict[str, list[int]] = {}
+    ready: list[int] = []
+
+    def node(above: int, count: int) -> int:
+        parent.append(above)
+        waiting.append(count)
+        if count == 0:
+            ready.append(len(parent) - 1)
+        return len(parent) - 1
+
+    for name, rule in rules.items():
+        stack: list[tuple[ast.Expr, int]] = [(rule.body, -1)]
+        while stack:
+            expr, above = stack.pop()
+            if isinstance(expr, ast.Sequence):
+                here = node(above, len(expr.items))
+                stack.extend((item, here) for item in expr.items)
+            elif isinstance(expr, ast.Choice):
+                here = node(above, 1 if expr.alternatives else -1)
+                stack.extend((item, here) for item in expr.alternatives)
+            elif isinstance(expr, ast.Repeat):
+                here = node(above, 0 if expr.min == 0 else 1)
+                stack.append((expr.item, here))
+            elif isinstance(expr, ast.RuleRef):
+                here = node(above, 1)
+                references.setdefault(expr.name, []).append(here)
+            else:
+                here = node(above, -1 if is_nothing(expr) else 0)
+            if above == -1:
+                body_of[here] = name
+    found: set[str] = set()
+    while ready:
+        done = ready.pop()
+        rule_name = body_of.get(done)
+        if rule_name is not None and rule_name not in found:
+            found.add(rule_name)
+            for reference in references.get(rule_name, ()):
+                if waiting[reference] == 1:
+                    waiting[reference] = 0
+                    ready.append(reference)
+        above = parent[done]
+        if above >= 0 and waiting[above] > 0:
+            waiting[above] -= 1
+            if waiting[above] == 0:
+                ready.append(above)
+    return found
+
+
+def _without(expr: ast.Expr, productive: set[str]) -> ast.Expr:
+    """``expr`` with references to unproductive rules removed (and what they emptied)."""
+    if isinstance(expr, ast.RuleRef):
+        return expr if expr.name in productive else _NOTHING
+    if isinstance(expr, ast.Sequence):
+        return sequence([_without(item, productive) for item in expr.items])
+    if isinstance(expr, ast.Choice):
+        return choice([_without(item, productive) for item in expr.alternatives])
+    if isinstance(expr, ast.Repeat):
+        item = _without(expr.item, productive)
+        if is_nothing(item):
+            return ast.Literal("") if expr.min == 0 else _NOTHING
+        return expr if item is expr.item else ast.Repeat(item, expr.min, expr.max, expr.op)
+    return expr
+
+
+def _reachable(rules: tuple[ast.Rule, ...]) -> tuple[ast.Rule, ...]:
+    """The rules ``root`` reaches, in order."""
+    by_name = {rule.name: rule for rule in rules}
+    reached = {"root"}
+    pending = ["root"]
+    while pending:
+        for name, _ in ast.referenced_rules(by_name[pending.pop()].body):
+            if name not in reached and name in by_name:
+                reached.add(name)
+                pending.append(name)
+    return tuple(rule for rule in rules if rule.name in reached)
