@@ -30,7 +30,6 @@ class EarleyCore:
         self._inactive: dict[int, bool] = {}
         self._token_edges: dict[int, tuple[tuple[TokenEdge, int], ...]] = {}
         self._follow: list[int] | None = None
-        self._first: dict[int, int] = {}
         self._follow_of: dict[int, tuple[tuple[int, int], ...]] = {}
 
     # -- whole states ----------------------------------------------------------------------------
@@ -114,44 +113,10 @@ class EarleyCore:
         found = self._follow_of.get(own)
         if found is None:
             if self._follow is None:
-                self._follow = self._follow_sets()
+                self._follow = self.compiled.follow_sets()
             follow = self._follow
             found = tuple((r, follow[r]) for r in sorted(self.rules(own)) if follow[r])
             self._follow_of[own] = found
-        return found
-
-    def _follow_sets(self) -> list[int]:
-        tables = self._tables
-        follow = [0] * (self.compiled.num_rules + 1)
-        inherits: list[set[int]] = [set() for _ in follow]
-        for edges in self.compiled.call_edges:
-            for rule, target in edges:
-                after = tables.closed_config((target,))
-                follow[rule] |= self._first_bytes(after)
-                inherits[rule].update(tables.completes[after])
-        changed = True
-        while changed:
-            changed = False
-            for rule, others in enumerate(inherits):
-                merged = follow[rule]
-                for other in others:
-                    merged |= follow[other]
-                if merged != follow[rule]:
-                    follow[rule] = merged
-                    changed = True
-        return follow
-
-    def _first_bytes(self, config: int) -> int:
-        """The bytes ``config`` or the rules it calls can scan, as a 256-bit int."""
-        found = self._first.get(config)
-        if found is None:
-            found = 0
-            predicted = self._tables.predicted(config)
-            for c in (config, predicted) if predicted >= 0 else (config,):
-                for byte, target in enumerate(self.byte_row(c)):
-                    if target >= 0:
-                        found |= 1 << byte
-            self._first[config] = found
         return found
 
     def is_inactive(self, config: int) -> bool:
