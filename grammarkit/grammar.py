@@ -153,19 +153,27 @@ class Grammar:
 
         return compile_grammar(self.ast, self.root)
 
-    def matches(self, text: str | bytes) -> bool:
-        """Whether the whole of ``text`` is in the grammar's language (xgrammar's verdict)."""
+    def matches(self, text: str | bytes, timeout: float | None = 60.0) -> bool:
+        """Whether the whole of ``text`` is in the grammar's language (xgrammar's verdict).
+
+        Raises ``MatchTimeout`` (a ``TimeoutError``, ``GK122``) after ``timeout`` seconds
+        (``None``: no limit).
+        """
         from grammarkit.automata.earley import Recognizer
 
         data = text.encode("utf-8", "surrogatepass") if isinstance(text, str) else bytes(text)
-        return Recognizer(self.compiled).matches(data)
+        return Recognizer(self.compiled).matches(data, timeout)
 
-    def explain(self, text: str | bytes) -> Explanation | None:
-        """``None`` if ``text`` matches; otherwise where matching fails and what was expected."""
+    def explain(self, text: str | bytes, timeout: float | None = 60.0) -> Explanation | None:
+        """``None`` if ``text`` matches; otherwise where matching fails and what was expected.
+
+        Raises ``MatchTimeout`` (a ``TimeoutError``, ``GK122``) after ``timeout`` seconds
+        (``None``: no limit).
+        """
         from grammarkit.automata.earley import Recognizer
 
         data = text.encode("utf-8", "surrogatepass") if isinstance(text, str) else bytes(text)
-        return Recognizer(self.compiled).explain(data)
+        return Recognizer(self.compiled).explain(data, timeout)
 
     @property
     def rule_names(self) -> list[str]:

@@ -48,8 +48,8 @@ ByteEdges = tuple[tuple[int, int, int], ...]
 CallEdges = tuple[tuple[int, int], ...]
 TokenEdges = tuple[tuple[TokenEdge, int], ...]
 
-MAX_POSITIONS = 20_000_000
-"""How many NFA positions the lazily built states of one grammar may hold (about 2 GB)."""
+MAX_POSITIONS = 4_000_000
+"""How many NFA positions the lazily built states of one grammar may hold (about 400 MB)."""
 
 EAGER_LIMIT = 2_000
 """Rules whose NFA (without counters) has at most this many states are determinized at once."""
@@ -223,6 +223,10 @@ class CompiledGrammar:
         self._calls[state] = calls
         self._tokens[state] = tokens
 
+    def _counted_rule(self, state: int) -> bool:
+        builder = self._builders[self.state_rule[state]]
+        return builder is not None and builder.counted
+
     def canonical_state(self, state: int, horizon: int) -> int:
         """A state accepting the same byte strings as ``state`` up to ``horizon`` bytes long.
 
@@ -231,8 +235,7 @@ class CompiledGrammar:
         ``[a-z]{0,100000}`` as one state. Other states are their own canonical state.
         """
         positions = self._content[state]
-        builder = self._builders[self.state_rule[state]]
-        if positions is None or builder is None or not builder.counted:
+        if positions is None or not self._counted_rule(state):
             return state
         key = (state, horizon)
         found = self._canonical.get(key)
@@ -265,8 +268,7 @@ class CompiledGrammar:
 
     def _run_frame(self, state: int) -> tuple[Loop, int, bool] | None:
         positions = self._content[state]
-        builder = self._builders[self.state_rule[state]]
-        if positions is None or builder is None or not builder.counted:
+        if positions is None or not self._counted_rule(state):
             return None
         deepest = max((counters for _, counters in positions), key=len)
         if not deepest:

@@ -33,6 +33,7 @@ must be derived from the root; ``Token``/``ExcludeToken`` edges match no bytes.
 from __future__ import annotations
 
 import re
+import time
 import weakref
 from collections import deque
 from collections.abc import Iterable
@@ -41,6 +42,7 @@ from dataclasses import dataclass
 from grammarkit.automata import utf8
 from grammarkit.automata.compiled import CompiledGrammar
 from grammarkit.automata.lazy_dfa import split_ranges
+from grammarkit.diagnostics import error
 from grammarkit.ebnf.escapes import class_char, quote_string
 
 _CHUNK = 1 << 12
@@ -54,6 +56,40 @@ _MAX_CYCLES = 64
 
 _MAX_LISTED = 8
 """Expected sets of more characters than this are shown as character classes."""
+
+DEFAULT_TIMEOUT = 60.0
+"""Seconds :meth:`Recognizer.matches` and :meth:`Recognizer.explain` may take by default."""
+
+_DEADLINE_EVERY = 4096
+"""Completion steps between two looks at the clock."""
+
+
+class MatchTimeout(TimeoutError):
+    """Matching took longer than its time budget (``GK122``; see ``docs/diagnostics.md``).
+
+    Attributes
+    ----------
+    diagnostic
+        The ``GK122`` diagnostic, naming the budget and how far the input was scanned.
+    """
+
+    def __init__(self, seconds: float, offset: int, length: int):
+        self.seconds, self.offset, self.length = seconds, offset, length
+        self.diagnostic = error(
+            "GK122", f"matching did not finish within {seconds:g} s (stopped near byte "
+            f"{offset:,} of {length:,})", None,
+            "pass a larger timeout, or make the grammar less ambiguous (rules like "
+            "`x ::= x x | ...` take time cubic in the input length)")
+        super().__init__(self.diagnostic.message)
+
+    def __reduce__(self) -> tuple[type[MatchTimeout], tuple[float, int, int]]:
+        return MatchTimeout, (self.seconds, self.offset, self.length)
+
+
+class _Expired(Exception):
+    """Raised inside the engine when a deadline has passed (near input ``position``)."""
+
+    position = 0
 
 
 class Frame:
@@ -152,15 +188,28 @@ class Recognizer:
         return any(accepting[config] for _, config in state.groups)
 
     # -- whole inputs ----------------------------------------------------------------------------
-    def matches(self, data: bytes) -> bool:
-        """Whether the whole of ``data`` is in the language."""
-        tables, _, groups, failed = self._scan(data, None)
+    def matches(self, data: bytes, timeout: float | None = DEFAULT_TIMEOUT) -> bool:
+        """Whether the whole of ``data`` is in the language.
+
+        Raises
+        ------
+        MatchTimeout
+            If deciding takes longer than ``timeout`` seconds (``None``: no limit).
+        """
+        tables, _, groups, failed = self._scan(data, None, timeout)
         return not failed and any(tables.accepting[config] for config in groups.values())
 
-    def explain(self, data: bytes) -> Explanation | None:
-        """``None`` if ``data`` matches; otherwise where and why matching fails."""
+    def explain(self, data: bytes, timeout: float | None = DEFAULT_TIMEOUT
+                ) -> Explanation | None:
+        """``None`` if ``data`` matches; otherwise where and why matching fails.
+
+        Raises
+        ------
+        MatchTimeout
+            If deciding takes longer than ``timeout`` seconds (``None``: no limit).
+        """
         history: deque[tuple[int, dict[Frame, int]]] = deque(maxlen=8)
-        tables, position, groups, failed = self._scan(data, history)
+        tables, position, groups, failed = self._scan(data, history, timeout)
         if not failed and any(tables.accepting[config] for config in groups.values()):
             return None
         offset = utf8.char_start(data, position)
@@ -171,8 +220,8 @@ class Recognizer:
         expected = tables.describe_expected(tables.merged(groups.values()))
         return _explanation(data, offset, expected)
 
-    def _scan(self, data: bytes, history: deque[tuple[int, dict[Frame, int]]] | None
-              ) -> tuple[_Tables, int, dict[Frame, int], bool]:
+    def _scan(self, data: bytes, history: deque[tuple[int, dict[Frame, int]]] | None,
+              timeout: float | None) -> tuple[_Tables, int, dict[Frame, int], bool]:
         """Run over all of ``data`` in chunks, keeping the memo tables bounded.
 
         When the shared tables hold more than :data:`_MAX_CONFIGS` configurations (inputs that
@@ -186,12 +235,18 @@ class Recognizer:
             tables, groups = _rebuilt(tables, groups)
         view = memoryview(data)
         position = 0
+        deadline = None if timeout is None else time.perf_counter() + timeout
         while True:
             stop = _chunk_end(data, position + _CHUNK)
-            position, groups, failed = self._run(tables, view[position:stop], position, groups,
-                                                 history)
+            try:
+                position, groups, failed = self._run(tables, view[position:stop], position,
+                                                     groups, history, deadline)
+            except _Expired as expired:
+                raise MatchTimeout(timeout or 0.0, expired.position, len(data)) from None
             if failed or position >= len(data):
                 return tables, position, groups, failed
+            if deadline is not None and time.perf_counter() > deadline:
+                raise MatchTimeout(timeout or 0.0, position, len(data))
             if len(tables.configs) > _MAX_CONFIGS:
                 tables, groups = _rebuilt(tables, groups)
                 if history is not None:
@@ -201,12 +256,13 @@ class Recognizer:
     # -- the engine ------------------------------------------------------------------------------
     @staticmethod
     def _run(tables: _Tables, data: bytes | memoryview, position: int, groups: dict[Frame, int],
-             history: deque[tuple[int, dict[Frame, int]]] | None
+             history: deque[tuple[int, dict[Frame, int]]] | None, deadline: float | None = None
              ) -> tuple[int, dict[Frame, int], bool]:
         """Scan ``data``, which starts at ``position``, from ``groups``.
 
         Returns ``(position, groups, failed)``: on failure, the position of the byte that could
-        not be scanned and the groups before it.
+        not be scanned and the groups before it. Raises :class:`_Expired` once past
+        ``deadline`` (a ``time.perf_counter()`` value), checked where many groups complete.
         """
         rows = tables.rows
         inert = tables.inert
@@ -239,6 +295,10 @@ class Recognizer:
             for frame, current in groups.items():
                 row = rows[current]
                 if row is None:
+                    if deadline is not None and time.perf_counter() > deadline:
+                        expired = _Expired()
+                        expired.position = position
+                        raise expired
                     row = tables.build_row(current)
                 target = row[byte]
                 if target >= 0:
@@ -271,7 +331,11 @@ class Recognizer:
                 skip = tables.stable_pattern(config)
             elif single:
                 # completions depend only on the frame: remember them (digits of a number)
-                own, others, predicted = tables.completed(frame, config)
+                try:
+                    own, others, predicted = tables.completed(frame, config, deadline)
+                except _Expired as expired:
+                    expired.position = position
+                    raise
                 run = tables.counted_run(config) if tables.adds_nothing(own, config) else None
                 if run is not None and not run.first & tables.scannable(others, predicted):
                     # iterations of a counted repetition that only its own group can scan
@@ -286,7 +350,11 @@ class Recognizer:
                     groups[Frame(position, tuple(groups.items()), predicted)] = predicted
                 skip = None
             else:
-                groups = tables.close(kernel, position)
+                try:
+                    groups = tables.close(kernel, position, deadline)
+                except _Expired as expired:
+                    expired.position = position
+                    raise
                 skip = None
 
 
@@ -413,14 +481,15 @@ class _Tables:
             found = frame.waiting[rule] = tuple(entries)
         return found
 
-    def completed(self, frame: Frame, config: int) -> tuple[int, dict[Frame, int], int]:
+    def completed(self, frame: Frame, config: int, deadline: float | None = None
+                  ) -> tuple[int, dict[Frame, int], int]:
         """The group ``(frame, config)`` after completions, memoized on the frame.
 
         Returns ``(frame's configuration, other groups, predicted configuration or -1)``.
         """
         found = frame.completed.get(config)
         if found is None:
-            complete, predicted = self.complete({frame: config})
+            complete, predicted = self.complete({frame: config}, deadline)
             own = complete.pop(frame)  # kept apart: frames hold no reference cycles
             found = frame.completed[config] = (own, complete, predicted)
         return found
@@ -455,8 +524,12 @@ class _Tables:
             self._first_bits[config] = found
         return found
 
-    def close(self, kernel: dict[Frame, int], position: int) -> dict[Frame, int]:
-        """Complete and predict from ``kernel`` (the groups after scanning a byte)."""
+    def close(self, kernel: dict[Frame, int], position: int, deadline: float | None = None
+              ) -> dict[Frame, int]:
+        """Complete and predict from ``kernel`` (the groups after scanning a byte).
+
+        Raises :class:`_Expired` once past ``deadline`` (a ``time.perf_counter()`` value).
+        """
         if len(kernel) == 1:
             ((frame, config),) = kernel.items()
             if not self.completes[config]:
@@ -465,21 +538,29 @@ class _Tables:
                     return kernel
                 return {frame: config,
                         Frame(position, ((frame, config),), predicted): predicted}
-        groups, predicted = self.complete(kernel)
+        groups, predicted = self.complete(kernel, deadline)
         if predicted >= 0:
             groups[Frame(position, tuple(groups.items()), predicted)] = predicted
         return groups
 
-    def complete(self, kernel: dict[Frame, int]) -> tuple[dict[Frame, int], int]:
+    def complete(self, kernel: dict[Frame, int], deadline: float | None = None
+                 ) -> tuple[dict[Frame, int], int]:
         """``kernel`` with every completion done, and the configuration it predicts (or -1).
 
-        The result does not depend on the position, only on the kernel and its frames.
+        The result does not depend on the position, only on the kernel and its frames. Raises
+        :class:`_Expired` once past ``deadline`` (checked every few thousand items).
         """
         completes = self.completes
         groups: dict[Frame, int] = {}
         pending: list[tuple[Frame, int]] = list(kernel.items())
         predicted = -1
+        countdown = _DEADLINE_EVERY
         while pending:
+            countdown -= 1
+            if countdown <= 0:
+                countdown = _DEADLINE_EVERY
+                if deadline is not None and time.perf_counter() > deadline:
+                    raise _Expired
             frame, config = pending.pop()
             old = groups.get(frame)
             if old is not None:
@@ -494,7 +575,9 @@ class _Tables:
             if p >= 0:
                 predicted = p if predicted < 0 else self.union(predicted, p)
             for rule in completes[config]:
-                for parent, target in self.waiting(frame, rule):
+                entries = self.waiting(frame, rule)
+                countdown -= len(entries)
+                for parent, target in entries:
                     parent = parent or frame
                     present = groups.get(parent)
                     if present is None or self.union(present, target) != present:

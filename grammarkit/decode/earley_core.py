@@ -30,6 +30,7 @@ class EarleyCore:
         self._inactive: dict[int, bool] = {}
         self._token_edges: dict[int, tuple[tuple[TokenEdge, int], ...]] = {}
         self._follow: list[int] | None = None
+        self._canonical: dict[tuple[int, int], int] = {}
         self._follow_of: dict[int, tuple[tuple[int, int], ...]] = {}
 
     # -- whole states ----------------------------------------------------------------------------
@@ -57,6 +58,23 @@ class EarleyCore:
     def union(self, a: int, b: int) -> int:
         """The configuration holding the states of both."""
         return self._tables.union(a, b)
+
+    def canonical(self, config: int, horizon: int) -> int:
+        """A configuration accepting the same byte strings as ``config`` up to ``horizon`` bytes.
+
+        Counts of counted repetitions far from their bounds are replaced by one representative
+        (see :meth:`CompiledGrammar.canonical_state`); without counters, ``config`` itself.
+        """
+        if not self.compiled.counted:
+            return config
+        key = (config, horizon)
+        found = self._canonical.get(key)
+        if found is None:
+            canonical = self.compiled.canonical_state
+            states = self._tables.configs[config]
+            found = self._canonical[key] = self._tables.closed_config(
+                [canonical(s, horizon) for s in states])
+        return found
 
     def byte_row(self, config: int) -> list[int]:
         """The configuration each byte leads ``config`` to (``-1``: rejected)."""
