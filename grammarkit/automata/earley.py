@@ -36,7 +36,7 @@ import re
 import time
 import weakref
 from collections import deque
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
 from grammarkit.automata import utf8
@@ -592,7 +592,8 @@ class _Tables:
         runs: list[tuple[int, int, int]] = []
         if len(states) == 1:  # one deterministic automaton: its ranges are disjoint
             (state,) = states
-            parts = [(lo, hi, (t,)) for lo, hi, t in self.g.byte_edges[state]]
+            parts: Sequence[tuple[int, int, Iterable[int]]] = [
+                (lo, hi, (t,)) for lo, hi, t in self.g.byte_edges[state]]
         else:
             parts = split_ranges([e for s in states for e in self.g.byte_edges[s]])
         for lo, hi, targets in parts:

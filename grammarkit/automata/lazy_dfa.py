@@ -14,15 +14,16 @@ from __future__ import annotations
 
 import itertools
 from collections import Counter
-from collections.abc import Hashable, Iterable, Set
-from typing import TypeVar
+from collections.abc import Hashable, Iterable
+from collections.abc import Set as AbstractSet
+from typing import Any, TypeVar
 
 from grammarkit.automata.nfa import NFA, Loop, TokenEdge
 
 Counters = tuple[tuple[Loop, int, bool], ...]
-Position = tuple[int, Counters] | int
-"""``(NFA state, counters)``, or a bare NFA state in an automaton without counters."""
-Positions = frozenset[Position]
+Position = tuple[int, Counters]
+Positions = frozenset[Any]
+"""A closed set of :data:`Position`, or of bare NFA states for an NFA without counters."""
 T = TypeVar("T", bound=Hashable)
 
 _CACHED_CLOSURE = 64
@@ -50,7 +51,7 @@ class SubsetBuilder:
         """Positions worth keeping in a closed set: they consume something or end the rule."""
         self._plain: dict[int, frozenset[int]] = {}  # epsilon closures of single NFA states
 
-    def start_position(self) -> Position:
+    def start_position(self) -> Any:
         """The position where the rule begins."""
         return (self.nfa.start, ())
 
@@ -63,7 +64,7 @@ class SubsetBuilder:
         finals = self.nfa.finals
         return any(s in finals and not counters for s, counters in positions)
 
-    def closure(self, seeds: Iterable[Position], nullable_calls: Set[int] = frozenset()
+    def closure(self, seeds: Iterable[Any], nullable_calls: AbstractSet[int] = frozenset()
                 ) -> Positions:
         """``seeds`` and every position reached from them by epsilon moves.
 
@@ -108,7 +109,7 @@ class SubsetBuilder:
                     if count >= loop.min or loop.nullable:
                         stack.append((exit_, outer))
         useful = self._useful
-        return frozenset(p for p in seen if useful[p[0]])  # type: ignore[index]
+        return frozenset(p for p in seen if useful[p[0]])
 
     @staticmethod
     def progressed(counters: Counters) -> Counters:
@@ -147,13 +148,13 @@ class PlainSubsets(SubsetBuilder):
     __slots__ = ()
     counted = False
 
-    def start_position(self) -> Position:
+    def start_position(self) -> Any:
         return self.nfa.start
 
     def is_final(self, positions: Positions) -> bool:
         return not self.nfa.finals.isdisjoint(positions)
 
-    def closure(self, seeds: Iterable[Position], nullable_calls: Set[int] = frozenset()
+    def closure(self, seeds: Iterable[Any], nullable_calls: AbstractSet[int] = frozenset()
                 ) -> Positions:
         nfa = self.nfa
         epsilon, call_edges = nfa.epsilon, nfa.call_edges
@@ -161,8 +162,8 @@ class PlainSubsets(SubsetBuilder):
         stack: list[int] = []
         for s in seeds:
             if s not in seen:
-                seen.add(s)  # type: ignore[arg-type]
-                stack.append(s)  # type: ignore[arg-type]
+                seen.add(s)
+                stack.append(s)
         while stack:
             s = stack.pop()
             targets = epsilon[s]
@@ -173,18 +174,18 @@ class PlainSubsets(SubsetBuilder):
                     seen.add(t)
                     stack.append(t)
         useful = self._useful
-        return frozenset(s for s in seen if useful[s])  # type: ignore[misc]
+        return frozenset(s for s in seen if useful[s])
 
     def byte_moves(self, positions: Positions) -> list[tuple[int, int, Positions]]:
         byte_edges = self.nfa.byte_edges
-        edges = [e for s in positions for e in byte_edges[s]]  # type: ignore[index]
+        edges = [e for s in positions for e in byte_edges[s]]
         return [(lo, hi, self.closure(targets)) for lo, hi, targets in split_ranges(edges)]
 
     def call_moves(self, positions: Positions) -> list[tuple[int, Positions]]:
         calls: dict[int, set[int]] = {}
         call_edges = self.nfa.call_edges
         for s in positions:
-            for rule, t in call_edges[s]:  # type: ignore[index]
+            for rule, t in call_edges[s]:
                 calls.setdefault(rule, set()).add(t)
         return [(rule, self.closure(targets)) for rule, targets in sorted(calls.items())]
 
@@ -192,7 +193,7 @@ class PlainSubsets(SubsetBuilder):
         tokens: dict[TokenEdge, set[int]] = {}
         token_edges = self.nfa.token_edges
         for s in positions:
-            for token, t in token_edges[s]:  # type: ignore[index]
+            for token, t in token_edges[s]:
                 tokens.setdefault(token, set()).add(t)
         return [(token, self.closure(targets)) for token, targets in tokens.items()]
 

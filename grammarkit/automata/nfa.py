@@ -24,6 +24,7 @@ hostile grammars fail fast instead of eating memory.
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass
 
 
@@ -182,7 +183,7 @@ class NFA:
                     self.step[s + shift] = (loop, body + shift, exit_ + shift)
         return shift
 
-    def epsilon_closure(self, states: frozenset[int] | set[int]) -> frozenset[int]:
+    def epsilon_closure(self, states: Iterable[int]) -> frozenset[int]:
         """``states`` and everything reachable from them through epsilon edges."""
         seen = set(states)
         stack = list(states)

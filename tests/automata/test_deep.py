@@ -7,7 +7,6 @@ from typing import Any
 
 import pytest
 
-from grammarkit.diagnostics import GrammarError
 from grammarkit.ebnf import ast
 from grammarkit.grammar import Grammar
 from tests.automata.grammars import JSON
