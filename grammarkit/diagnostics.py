@@ -164,3 +164,17 @@ class GrammarError(ValueError):
 
     def render(self) -> str:
         return render_all(self.diagnostics)
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        # Exceptions pickle as ``cls(*self.args)``, but ``args`` holds the message, not the
+        # diagnostics: rebuild from the message and the attributes instead (any subclass too).
+        return _restore_error, (type(self), self.args, self.__dict__)
+
+
+def _restore_error(cls: type[GrammarError], args: tuple[Any, ...], state: dict[str, Any]
+                   ) -> GrammarError:
+    """Unpickle a :class:`GrammarError` (or subclass) without calling its ``__init__``."""
+    error = cls.__new__(cls)
+    ValueError.__init__(error, *args)
+    error.__dict__.update(state)
+    return error

@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 from functools import cached_property
 from typing import TYPE_CHECKING, Any
 
-from grammarkit.diagnostics import Diagnostic, GrammarError
+from grammarkit.diagnostics import Diagnostic, GrammarError, error
 from grammarkit.ebnf import ast
 from grammarkit.source import SourceText, decode_source
 
@@ -53,12 +53,14 @@ class Grammar:
         GrammarError
             With every error found (not only the first), each located by line and column.
         """
+        from grammarkit.automata.regex_macro import check_regex_macros
         from grammarkit.ebnf.parser import parse
 
         source = SourceText(decode_source(text), path or "<string>")
         result = parse(source.text, root)
-        diagnostics = [d.with_source(source) for d in result.diagnostics]
-        if not result.ok:
+        found = [*result.diagnostics, *check_regex_macros(result.ast)]
+        diagnostics = [d.with_source(source) for d in found]
+        if any(d.is_error for d in diagnostics):
             raise GrammarError(diagnostics)
         return cls(result.ast, root, source, tuple(diagnostics))
 
@@ -129,6 +131,20 @@ class Grammar:
         with self._located_errors():
             return to_lark(self.ast, self.root)
 
+    def to_railroad(self, rule: str | None = None) -> str:
+        """Railroad diagrams: an HTML page of every rule (linked), or one rule as SVG.
+
+        Needs the ``diagram`` extra (the ``railroad-diagrams`` package).
+        """
+        from grammarkit.authoring.railroad import grammar_html, rule_svg
+
+        if rule is None:
+            return grammar_html(self.ast.rules, title=self.root)
+        found = [r for r in self.ast.rules if r.name == rule]
+        if not found:
+            raise KeyError(f"no rule `{rule}` in this grammar")
+        return rule_svg(found[0], standalone=True)
+
     @contextmanager
     def _located_errors(self) -> Iterator[None]:
         """Attach this grammar's source text to the diagnostics of an exporter's error."""
@@ -148,8 +164,23 @@ class Grammar:
     # -- recognition -----------------------------------------------------------------------
     @cached_property
     def compiled(self) -> CompiledGrammar:
-        """The byte-level automata for this grammar (built on first use)."""
+        """The byte-level automata for this grammar (built on first use).
+
+        Raises
+        ------
+        GrammarError
+            GK116 for a rule with ``max_chars``, which the automata do not enforce yet.
+        """
         from grammarkit.automata.compiler import compile_grammar
+
+        budgeted = [r for r in self.ast.rules if any(a.key == "max_chars" for a in r.attributes)]
+        if budgeted:
+            with self._located_errors():
+                raise GrammarError([error(
+                    "GK116", f"`{budgeted[0].name}[max_chars=...]` is not enforced by "
+                    "grammarkit's recognizer and decoder yet", budgeted[0].name_span,
+                    "xgrammar ends the rule when its character budget runs out; remove "
+                    "`max_chars` to match without the budget")])
 
         return compile_grammar(self.ast, self.root)
 
@@ -161,8 +192,7 @@ class Grammar:
         """
         from grammarkit.automata.earley import Recognizer
 
-        data = text.encode("utf-8", "surrogatepass") if isinstance(text, str) else bytes(text)
-        return Recognizer(self.compiled).matches(data, timeout)
+        return Recognizer(self.compiled).matches(_input_bytes(text), timeout)
 
     def explain(self, text: str | bytes, timeout: float | None = 60.0) -> Explanation | None:
         """``None`` if ``text`` matches; otherwise where matching fails and what was expected.
@@ -172,13 +202,28 @@ class Grammar:
         """
         from grammarkit.automata.earley import Recognizer
 
-        data = text.encode("utf-8", "surrogatepass") if isinstance(text, str) else bytes(text)
-        return Recognizer(self.compiled).explain(data, timeout)
+        return Recognizer(self.compiled).explain(_input_bytes(text), timeout)
 
     @property
     def rule_names(self) -> list[str]:
         """Rule names in definition order."""
         return [rule.name for rule in self.ast.rules]
+
+
+def _input_bytes(text: str | bytes) -> bytes:
+    """The bytes of a text to match: ``str`` as UTF-8 (lone surrogates kept as their bytes).
+
+    Raises
+    ------
+    TypeError
+        For anything but ``str``, ``bytes``, ``bytearray`` or ``memoryview`` (``bytes(5)``
+        would otherwise be five NUL bytes).
+    """
+    if isinstance(text, str):
+        return text.encode("utf-8", "surrogatepass")
+    if isinstance(text, (bytes, bytearray, memoryview)):
+        return bytes(text)
+    raise TypeError(f"expected str or bytes to match, not {type(text).__name__}")
 
 
 __all__ = ["Grammar", "GrammarError"]

@@ -10,6 +10,7 @@ try-repo`` would do the same but ignores ``PRE_COMMIT_HOME`` and reinstalls on e
 
 from __future__ import annotations
 
+import base64
 import os
 import shutil
 import subprocess
@@ -24,6 +25,7 @@ HOOK_REPO_FILES = (".pre-commit-hooks.yaml", "pyproject.toml", "README.md")
 GOOD = 'root ::= "a" | digit+  # a letter or a number\ndigit ::= [0-9]\n'
 BAD = 'root ::= "[" valu "]"\nvalue ::= [0-9]+\n'
 MESSY = 'root   ::=  ("a")   |"b"\n'
+GOOD_EXAMPLES = "=== a letter ===\na\n--- accept\n\n=== a word ===\nab\n--- reject 1:2\n"
 
 
 def _git(cwd: Path, *args: str) -> None:
@@ -63,10 +65,14 @@ def project(tmp_path: Path, hook_repo: tuple[Path, str]) -> Path:
     path.mkdir()
     (path / ".pre-commit-config.yaml").write_text(
         f"repos:\n- repo: {repo}\n  rev: {rev}\n  hooks:\n"
-        "  - id: grammarkit-lint\n  - id: grammarkit-fmt\n"
+        "  - id: grammarkit-lint\n  - id: grammarkit-fmt\n  - id: grammarkit-test\n"
+        "  - id: grammarkit-check\n    args: [--tokenizer, bytes.tiktoken, --stop-token, '0']\n"
     )
+    # a byte-level vocabulary of 256 tokens (the check hook's tokenizer)
+    (path / "bytes.tiktoken").write_text(
+        "".join(f"{base64.b64encode(bytes([b])).decode()} {b}\n" for b in range(256)))
     for name, text in (("good.ebnf", GOOD), ("bad.ebnf", BAD), ("messy.ebnf", MESSY),
-                       ("notes.txt", "root ::= not a grammar\n")):
+                       ("notes.txt", "root ::= not a grammar\n"), ("good.examples", GOOD_EXAMPLES)):
         (path / name).write_text(text)
     _git(path, "init", "-q")
     _git(path, "add", ".")
@@ -102,3 +108,16 @@ def test_hooks_check_and_format_grammars(pre_commit_home: Path, project: Path) -
 
     second = run_hook(pre_commit_home, project, "grammarkit-fmt", "messy.ebnf", "good.ebnf")
     assert second.returncode == 0, second.stdout + second.stderr
+
+    tested = run_hook(pre_commit_home, project, "grammarkit-test", "good.ebnf", "messy.ebnf")
+    assert tested.returncode == 0, tested.stdout + tested.stderr
+    (project / "good.examples").write_text(GOOD_EXAMPLES.replace("reject 1:2", "accept"))
+    failed = run_hook(pre_commit_home, project, "grammarkit-test", "good.examples")
+    assert failed.returncode == 1, failed.stdout + failed.stderr
+    assert "FAIL `a word`: expected accept" in failed.stdout
+
+    checked = run_hook(pre_commit_home, project, "grammarkit-check", "good.ebnf", "notes.txt")
+    assert checked.returncode == 0, checked.stdout + checked.stderr
+    (project / "endless.ebnf").write_text('root ::= "a" root\n')
+    endless = run_hook(pre_commit_home, project, "grammarkit-check", "endless.ebnf")
+    assert endless.returncode == 1 and "endless.ebnf:1:1: GK310" in endless.stdout

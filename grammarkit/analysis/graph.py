@@ -90,13 +90,28 @@ class Gate(enum.Enum):
     ANY = "any"
 
 
-def boolean_fixpoint(successors: Sequence[Sequence[int]], gates: Sequence[Gate]) -> list[bool]:
-    """The least solution of ``v = gate(v)(values of successors)``, by counting (Horn clauses)."""
-    count = len(successors)
-    predecessors: list[list[int]] = [[] for _ in range(count)]
+def reverse(successors: Sequence[Sequence[int]]) -> list[list[int]]:
+    """The predecessors of every node."""
+    predecessors: list[list[int]] = [[] for _ in successors]
     for node, targets in enumerate(successors):
         for target in targets:
             predecessors[target].append(node)
+    return predecessors
+
+
+def boolean_fixpoint(
+    successors: Sequence[Sequence[int]],
+    gates: Sequence[Gate],
+    predecessors: Sequence[Sequence[int]] | None = None,
+) -> list[bool]:
+    """The least solution of ``v = gate(v)(values of successors)``, by counting (Horn clauses).
+
+    ``predecessors`` (:func:`reverse` of ``successors``) may be passed when solving several
+    systems over one graph.
+    """
+    count = len(successors)
+    if predecessors is None:
+        predecessors = reverse(successors)
     missing = [0] * count
     ready: list[int] = []
     for node, gate in enumerate(gates):

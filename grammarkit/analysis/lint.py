@@ -4,9 +4,11 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from grammarkit._gc import paused_gc
 from grammarkit.analysis.rules import RULES, LintContext
 from grammarkit.analysis.selection import enabled_codes
 from grammarkit.analysis.suppression import Suppressions
+from grammarkit.automata.regex_macro import check_regex_macros
 from grammarkit.diagnostics import Diagnostic
 from grammarkit.ebnf import ast
 from grammarkit.ebnf.parser import parse
@@ -49,9 +51,10 @@ def lint(
     text = decode_source(text)
     source = SourceText(text, path or "<string>")
     result = parse(text, root)
-    diagnostics = list(result.diagnostics)
-    if result.ok:
-        warnings = _run(LintContext(result.ast, root, source), codes)
+    diagnostics = [*result.diagnostics, *check_regex_macros(result.ast)]
+    if not any(d.is_error for d in diagnostics):
+        with paused_gc():
+            warnings = _run(LintContext(result.ast, root, source), codes)
         diagnostics.extend(Suppressions(result.ast, source).filter(warnings))
     return [d.with_source(source) for d in diagnostics]
 
@@ -68,7 +71,9 @@ def lint_grammar_ast(
     Rules that need the grammar's text (GK212) do not run. ``select`` and ``ignore`` work as in
     :func:`lint`.
     """
-    return _run(LintContext(grammar, root), enabled_codes((r.code for r in RULES), select, ignore))
+    codes = enabled_codes((r.code for r in RULES), select, ignore)
+    with paused_gc():
+        return _run(LintContext(grammar, root), codes)
 
 
 def _run(context: LintContext, codes: Sequence[str]) -> list[Diagnostic]:

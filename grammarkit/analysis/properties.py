@@ -24,7 +24,7 @@ from grammarkit.analysis.charset import (
     END_ONLY,
     CharSet,
 )
-from grammarkit.analysis.graph import Gate, boolean_fixpoint, union_fixpoint
+from grammarkit.analysis.graph import Gate, boolean_fixpoint, reverse, union_fixpoint
 from grammarkit.ebnf import ast
 
 _OPAQUE = (ast.TagDispatch, ast.TokenSet, ast.TokenTagDispatch, ast.RegexMacro)
@@ -148,10 +148,18 @@ class GrammarProperties:
         self.graph = ExprGraph(grammar)
 
     # -- boolean fixpoints -------------------------------------------------------------------
-    def _solve(self, gate: Callable[[int, ast.Expr], Gate]) -> list[bool]:
+    @cached_property
+    def _successors(self) -> list[tuple[int, ...]]:
         graph = self.graph
-        successors = [graph.structural_and_refs(node) for node in range(len(graph.nodes))]
-        return boolean_fixpoint(successors, [gate(n, e) for n, e in enumerate(graph.nodes)])
+        return [graph.structural_and_refs(node) for node in range(len(graph.nodes))]
+
+    @cached_property
+    def _predecessors(self) -> list[list[int]]:
+        return reverse(self._successors)
+
+    def _solve(self, gate: Callable[[int, ast.Expr], Gate]) -> list[bool]:
+        gates = [gate(n, e) for n, e in enumerate(self.graph.nodes)]
+        return boolean_fixpoint(self._successors, gates, self._predecessors)
 
     def _ref_gate(self, node: int, undefined: Gate) -> Gate:
         return Gate.ANY if node in self.graph.target else undefined

@@ -328,11 +328,12 @@ def unbounded_whitespace(ctx: LintContext) -> Iterator[Diagnostic]:
             looping = in_loop or (isinstance(expr, ast.Repeat)
                                   and (expr.max is None or expr.max > 1))
             kids = graph.children[node]
+            # Inside a sequence, the loop can spin on whitespace alone only if everything
+            # beside it may be empty: `("," ws value)*` always needs a comma.
+            solid = [kid for kid in kids if not props.nullable[kid]]
             for kid in reversed(kids):
-                # Inside a sequence, the loop can spin on whitespace alone only if everything
-                # beside it may be empty: `("," ws value)*` always needs a comma.
-                spins = looping and (not isinstance(expr, ast.Sequence) or all(
-                    props.nullable[other] for other in kids if other != kid))
+                spins = looping and (not isinstance(expr, ast.Sequence) or not solid
+                                     or solid == [kid])
                 if (kid, spins) not in seen:
                     seen.add((kid, spins))
                     stack.append((kid, spins))
@@ -531,3 +532,61 @@ def greedy_hex_escape(ctx: LintContext) -> Iterator[Diagnostic]:
                     f"write `\\u00{digits[:2]}{digits[2:]}` for the character then "
                     f"`{digits[2:]}`, or `{wide}` for U+{point:04X}")
             i += length
+
+
+# -- GK214 ---------------------------------------------------------------------------------------
+@_rule("GK214", "lazy-rule-xgrammar-cannot-compile")
+def lazy_rule_xgrammar_cannot_compile(ctx: LintContext) -> Iterator[Diagnostic]:
+    """A ``[lazy]`` rule whose body xgrammar 0.2.8's compiler refuses.
+
+    xgrammar compiles a lazy rule into one automaton, so its body must be terminal-like:
+    literals, classes, ``class*``/``class+``, exact repetitions ``x{n}``, ``Regex``, and
+    alternatives and sequences of these (``x?`` only as the whole body). Repetition ranges,
+    ``x?`` inside a sequence, loops over non-classes and the dispatch and token macros are not.
+    """
+    rules = ctx.grammar.rule_map()
+    for rule in ctx.grammar.rules:
+        if rules.get(rule.name) is not rule or not any(a.key == "lazy" for a in rule.attributes):
+            continue
+        culprit = _not_terminal_like(rule.body, rules)
+        if culprit is not None:
+            node, why = culprit
+            yield warning(
+                "GK214", f"xgrammar 0.2.8 cannot compile lazy rule `{rule.name}`: {why}",
+                node.span if node.span is not None else _name_span(rule),
+                "write the body as literals and classes (`[0-9][0-9][0-9]?` for `[0-9]{2,3}` "
+                "is not allowed either: spell the alternatives out), or drop `lazy`")
+
+
+def _not_terminal_like(
+    body: ast.Expr, rules: dict[str, ast.Rule]
+) -> tuple[ast.Expr, str] | None:
+    """The first part of a lazy rule's body that xgrammar cannot make one automaton of."""
+    seen: set[str] = set()
+    stack: list[tuple[ast.Expr, bool]] = [(body, True)]  # (node, is the whole body)
+    while stack:
+        node, whole = stack.pop()
+        if isinstance(node, ast.Choice):
+            stack.extend((alternative, False) for alternative in node.alternatives)
+        elif isinstance(node, ast.Sequence):
+            stack.extend((item, len(node.items) == 1 and whole) for item in node.items)
+        elif isinstance(node, ast.RuleRef):
+            if node.name in rules and node.name not in seen:
+                seen.add(node.name)
+                stack.append((rules[node.name].body, whole))
+        elif isinstance(node, ast.Repeat):
+            if node.min == node.max:
+                stack.append((node.item, False))
+            elif node.max is None and node.min <= 1 and isinstance(node.item, ast.CharClass):
+                continue
+            elif (node.min, node.max) == (0, 1) and whole:
+                stack.append((node.item, False))
+            elif node.max is None and node.min <= 1:
+                return node, f"`{node.op}` repeats more than one character class"
+            elif (node.min, node.max) == (0, 1):
+                return node, "`?` inside a sequence is not supported"
+            else:
+                return node, "repetition ranges `{m,n}` are not supported"
+        elif isinstance(node, (ast.TagDispatch, ast.TokenTagDispatch, ast.TokenSet)):
+            return node, "it must be made of literals, classes and `Regex`, not macros"
+    return None

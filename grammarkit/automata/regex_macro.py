@@ -1,11 +1,12 @@
 """The ``Regex("pattern", json_string=..., flags=...)`` macro as an ordinary expression.
 
-The pattern is parsed by :func:`grammarkit.convert.regex.regex_to_ast` (JavaScript syntax, as
-xgrammar's regex front-end); then, as xgrammar 0.2.8 does:
+The pattern is parsed by :func:`grammarkit.convert.regex.regex_to_ast` in its ``xgrammar``
+flavor (JavaScript syntax as xgrammar's regex front-end reads it); then, as xgrammar 0.2.8 does:
 
-* ``flags="i"`` makes ASCII letters match either case (``é`` stays case-sensitive);
+* ``flags="i"`` makes ASCII letters match either case (``é`` stays case-sensitive), and so does
+  ``(?i)`` at the very start of the pattern (but it is no flag for the rule on ``.`` below);
 * ``.`` matches any character, newlines included, unless flags are given without ``s``: then it
-  is ``[^\\n]`` (xgrammar rewrites the pattern so); flags other than ``i`` and ``s`` are errors;
+  is ``[^\\n]`` (xgrammar rewrites the pattern so); ``u`` changes nothing; other flags are errors;
 * ``json_string=true`` removes ``"``, ``\\`` and the control characters U+0000..U+001F from
   every class and literal, so the pattern can sit inside a JSON string unescaped;
 * a class range that crosses into the 3-byte (or 4-byte) UTF-8 lengths also accepts the overlong
@@ -20,13 +21,33 @@ from collections.abc import Callable
 from dataclasses import replace
 
 from grammarkit.automata import utf8
-from grammarkit.diagnostics import GrammarError, error
+from grammarkit.diagnostics import Diagnostic, GrammarError, error
 from grammarkit.ebnf import ast
 
 JSON_FORBIDDEN: utf8.CodepointRanges = ((0x00, 0x1F), (0x22, 0x22), (0x5C, 0x5C))
 """What a ``json_string`` regex may never match: the characters JSON strings must escape."""
 
-_SUPPORTED_FLAGS = frozenset("is")
+_SUPPORTED_FLAGS = frozenset("isu")
+_INLINE_IGNORE_CASE = "(?i)"
+
+
+def check_regex_macros(grammar: ast.GrammarAST) -> list[Diagnostic]:
+    """The errors of every ``Regex(...)`` in ``grammar``, each located at its macro call.
+
+    Run when a grammar is parsed, so ``lint`` reports a bad pattern instead of a later
+    ``matches`` raising.
+    """
+    found: list[Diagnostic] = []
+    for rule in grammar.rules:
+        bodies = (rule.body,) if rule.lookahead is None else (rule.body, rule.lookahead)
+        for body in bodies:
+            for node in ast.walk(body):
+                if isinstance(node, ast.RegexMacro):
+                    try:
+                        expand_regex(node)
+                    except GrammarError as exc:
+                        found.extend(exc.diagnostics)
+    return found
 
 
 def expand_regex(node: ast.RegexMacro) -> ast.Expr:
@@ -43,19 +64,22 @@ def expand_regex(node: ast.RegexMacro) -> ast.Expr:
     if unsupported:
         raise GrammarError([error(
             "GK112", f"regular-expression flag `{unsupported[0]}` is not supported", node.span,
-            "xgrammar accepts only the flags `i` and `s`")])
-    pattern = node.pattern
-    if node.flags and "s" not in node.flags:
+            "xgrammar accepts only the flags `i`, `s` and `u`")])
+    pattern, flags = node.pattern, node.flags
+    ignore_case = "i" in flags
+    if pattern.startswith(_INLINE_IGNORE_CASE):
+        pattern, ignore_case = pattern[len(_INLINE_IGNORE_CASE) :], True
+    if flags and "s" not in flags:
         pattern = _dot_excludes_newline(pattern)
     try:
-        expr = regex_to_ast(pattern)
+        expr = regex_to_ast(pattern, flavor="xgrammar")
     except GrammarError as exc:
         first = next((d for d in exc.diagnostics if d.is_error), None)
         message = first.message if first is not None else str(exc)
         code = first.code if first is not None else "GK112"
         raise GrammarError([error(code, f"invalid Regex pattern: {message}", node.span,
                                   first.hint if first is not None else None)]) from exc
-    if "i" in node.flags:
+    if ignore_case:
         expr = _map_leaves(expr, _ignore_case)
     if node.json_string:
         expr = _map_leaves(expr, _forbid_json_specials)

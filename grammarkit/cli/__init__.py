@@ -10,7 +10,20 @@ from __future__ import annotations
 
 import click
 
-from grammarkit.cli import convert, fmt, lint, match, sample
+from grammarkit.cli import (
+    check,
+    complete,
+    convert,
+    diagram,
+    fmt,
+    generate,
+    lint,
+    lsp,
+    match,
+    sample,
+    serve,
+    test,
+)
 
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})
@@ -19,5 +32,6 @@ def main() -> None:
     """Author, check and run grammars for LLM constrained decoding (XGrammar/SGLang EBNF)."""
 
 
-for _module in (lint, fmt, match, convert, sample):
+for _module in (lint, fmt, match, convert, sample, generate, test, diagram, lsp, complete, serve,
+                check):
     main.add_command(_module.command)

@@ -2,15 +2,16 @@
 
 from __future__ import annotations
 
+import re
 import sys
 from collections.abc import Iterable
-from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import click
 
 from grammarkit.cli.common import (
     EXIT_ERRORS,
+    GBNF_SUFFIX,
     GRAMMAR_SUFFIX,
     echo,
     files,
@@ -19,9 +20,11 @@ from grammarkit.cli.common import (
     render,
     root_option,
     try_load,
+    write_file,
 )
 
 if TYPE_CHECKING:
+    from grammarkit.diagnostics import Diagnostic
     from grammarkit.ebnf.ast import Rule
     from grammarkit.grammar import Grammar
     from grammarkit.source import SourceText
@@ -33,18 +36,21 @@ if TYPE_CHECKING:
 @click.option("--check", is_flag=True,
               help="Write nothing; exit with 1 if any file would be reformatted.")
 @click.option("--diff", is_flag=True,
-              help="Write nothing; print a unified diff of the changes instead.")
+              help="Write nothing; print a unified diff of the changes instead (`patch` "
+              "applies it).")
 @root_option
 def command(paths: tuple[str, ...], check: bool, diff: bool, root: str) -> None:
     """Rewrite grammars (*.ebnf) in canonical layout, keeping their comments.
 
-    Directories are searched recursively; `-` formats standard input to standard output.
-    Files with errors are reported and left untouched.
+    Directories are searched recursively (regular files only; others are listed as skipped);
+    `-` formats standard input to standard output. Files with errors are reported and left
+    untouched; a file is replaced only once its new text is completely written. llama.cpp
+    grammars (*.gbnf) are checked (they must convert to XGrammar EBNF) but never rewritten:
+    `grammarkit convert gbnf` writes their EBNF form.
     """
-    import difflib
-
+    skipped: list[Diagnostic] = []
     changed = unchanged = failed = 0
-    for path in files(paths, (GRAMMAR_SUFFIX,)):
+    for path in files(paths, (GRAMMAR_SUFFIX, GBNF_SUFFIX), skipped):
         source = read(path)
         formatted, problem = _format(source, root)
         if formatted is None:
@@ -60,17 +66,32 @@ def command(paths: tuple[str, ...], check: bool, diff: bool, root: str) -> None:
         if path == "-" and not (check or diff):
             continue
         if diff:
-            echo("".join(difflib.unified_diff(
-                source.text.splitlines(keepends=True), formatted.splitlines(keepends=True),
-                f"{source.path}\t(original)", f"{source.path}\t(formatted)")), nl=False)
+            echo(unified_diff(source.text, formatted, source.path), nl=False)
         elif check:
             echo(f"would reformat {source.path}", err=True)
         else:
-            Path(path).write_bytes(formatted.encode("utf-8", "surrogateescape"))
+            write_file(path, formatted.encode("utf-8", "surrogateescape"))
             echo(f"reformatted {source.path}", err=True)
+    for note in skipped:
+        echo(note.render(), err=True)
     echo(_fmt_summary(changed, unchanged, failed, written=not (check or diff)), err=True)
     if failed or (changed and (check or diff)):
         sys.exit(EXIT_ERRORS)
+
+
+def unified_diff(old: str, new: str, path: str) -> str:
+    """A unified diff that ``patch`` accepts, with ``\\ No newline at end of file`` markers."""
+    import difflib
+
+    lines = difflib.unified_diff(_lines(old), _lines(new),
+                                 f"{path}\t(original)", f"{path}\t(formatted)")
+    return "".join(line if line.endswith("\n") else line + "\n\\ No newline at end of file\n"
+                   for line in lines)
+
+
+def _lines(text: str) -> list[str]:
+    """``text`` split after each ``\\n`` only, as ``patch`` reads it."""
+    return re.findall(r"[^\n]*\n|[^\n]+", text)
 
 
 def _format(source: SourceText, root: str) -> tuple[str | None, str]:
@@ -79,6 +100,11 @@ def _format(source: SourceText, root: str) -> tuple[str | None, str]:
     from grammarkit.ebnf.ast import Span
     from grammarkit.ebnf.printer import print_grammar
 
+    if source.path.endswith(GBNF_SUFFIX):
+        grammar = try_load(source, root)
+        if isinstance(grammar, GrammarError):
+            return None, render(grammar.diagnostics)
+        return source.text, ""
     nul = source.text.find("\0")
     if nul >= 0:
         return None, error(

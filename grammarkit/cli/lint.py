@@ -7,20 +7,31 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
+from grammarkit.cli.check import (
+    split_check_selectors,
+    stop_token_option,
+    tokenizer_findings,
+    tokenizer_option,
+)
 from grammarkit.cli.common import (
     EXIT_ERRORS,
+    GBNF_SUFFIX,
     SCHEMA_SUFFIX,
+    InputError,
     dump_json,
     echo,
     files,
     format_option,
+    gbnf_hint,
     plural,
     read,
     root_option,
+    try_load,
 )
 
 if TYPE_CHECKING:
     from grammarkit.diagnostics import Diagnostic
+    from grammarkit.source import SourceText
 
 
 @click.command("lint")
@@ -33,34 +44,49 @@ if TYPE_CHECKING:
               help="Comma-separated codes or prefixes of the warnings to skip.")
 @root_option
 @format_option
+@tokenizer_option
+@stop_token_option
 def command(paths: tuple[str, ...], strict: bool, select: tuple[str, ...],
-         ignore: tuple[str, ...], root: str, output_format: str) -> None:
-    """Report errors and warnings in grammars (*.ebnf) and JSON Schemas (*.schema.json).
+            ignore: tuple[str, ...], root: str, output_format: str, tokenizer: str | None,
+            stop_tokens: tuple[int, ...]) -> None:
+    """Report errors and warnings in grammars (*.ebnf, llama.cpp *.gbnf) and JSON Schemas
+    (*.schema.json).
 
-    Directories are searched recursively; `-` reads a grammar from standard input.
+    Directories are searched recursively (regular files only; others are listed as skipped
+    with a GK172 note); `-` reads a grammar from standard input. A *.gbnf file is converted to
+    XGrammar EBNF, then linted. With --tokenizer, grammars without errors also get the findings
+    of `grammarkit check`. Exit 1 on errors (with --strict, on warnings too), 2 if a file
+    cannot be read (GK171); with --format json the report is always one JSON list on stdout.
     """
-    from grammarkit.analysis.lint import lint as lint_text
     from grammarkit.diagnostics import Severity
 
-    selected = _codes(select)
-    ignored = _codes(ignore)
+    selected, check_selected = split_check_selectors(_codes(select))
+    ignored, check_ignored = split_check_selectors(_codes(ignore))
     schema_linter = _schema_linter()
+    skipped: list[Diagnostic] = []
     diagnostics: list[Diagnostic] = []
     checked = 0
-    for path in files(paths):
+    unreadable = False
+    for path in files(paths, skipped=skipped):
         if path.endswith(SCHEMA_SUFFIX):
             if schema_linter is None:
                 echo(f"note: skipping {path}: JSON Schema linting is not available", err=True)
                 continue
             diagnostics.extend(schema_linter(path))
         else:
-            source = read(path)
             try:
-                diagnostics.extend(lint_text(source.text, source.path, root=root,
-                                             select=selected, ignore=ignored))
-            except ValueError as exc:  # a malformed --select / --ignore entry
-                raise click.BadParameter(str(exc), param_hint="'--select' / '--ignore'") from None
+                source = read(path)
+            except InputError as exc:
+                diagnostics.extend(exc.diagnostics)
+                unreadable = True
+                continue
+            found = _lint_grammar(source, root, selected, ignored)
+            diagnostics.extend(found)
+            if tokenizer is not None and not any(d.is_error for d in found):
+                diagnostics.extend(tokenizer_findings(source, root, tokenizer, stop_tokens,
+                                                      check_selected, check_ignored))
         checked += 1
+    diagnostics.extend(skipped)
     errors = sum(d.is_error for d in diagnostics)
     warnings = sum(d.severity is Severity.WARNING for d in diagnostics)
     if output_format == "json":
@@ -69,8 +95,33 @@ def command(paths: tuple[str, ...], strict: bool, select: tuple[str, ...],
         for diagnostic in diagnostics:
             echo(diagnostic.render() + "\n")
         echo(_lint_summary(errors, warnings, checked))
+    if unreadable:
+        sys.exit(2)
     if errors or (strict and warnings):
         sys.exit(EXIT_ERRORS)
+
+
+def _lint_grammar(source: SourceText, root: str, selected: list[str] | None,
+                  ignored: list[str] | None) -> list[Diagnostic]:
+    """Lint one grammar text; a GBNF file is linted as the EBNF it converts to."""
+    from grammarkit.analysis.lint import lint as lint_text
+    from grammarkit.diagnostics import GrammarError
+
+    text, path = source.text, source.path
+    if path.endswith(GBNF_SUFFIX):
+        grammar = try_load(source, root)
+        if isinstance(grammar, GrammarError):
+            return grammar.diagnostics
+        text, path = grammar.to_ebnf(), f"{path} (converted to EBNF)"
+    try:
+        found = lint_text(text, path, root=root, select=selected, ignore=ignored)
+    except ValueError as exc:  # a malformed --select / --ignore entry
+        raise click.BadParameter(str(exc), param_hint="'--select' / '--ignore'") from None
+    if any(d.is_error for d in found) and not path.endswith(GBNF_SUFFIX):
+        note = gbnf_hint(source, root)
+        if note is not None:
+            found.append(note)
+    return found
 
 
 def _codes(values: tuple[str, ...]) -> list[str] | None:

@@ -3,49 +3,121 @@
 from __future__ import annotations
 
 import sys
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
 
 from grammarkit.cli.common import (
     EXIT_ERRORS,
     checked,
+    cli_diagnostic,
     dump_json,
     echo,
     format_option,
     load_grammar,
+    outcome,
     read_bytes,
     root_option,
 )
+
+if TYPE_CHECKING:
+    from grammarkit.diagnostics import Diagnostic
+    from grammarkit.grammar import Grammar
 
 
 @click.command("match")
 @click.argument("grammar_path", metavar="GRAMMAR",
                 type=click.Path(exists=True, dir_okay=False, allow_dash=True))
 @click.argument("text", required=False)
+@click.option("--text", "text_option", metavar="TEXT",
+              help="The text to match, when it starts with `-` (same as TEXT after `--`).")
 @click.option("--file", "text_file", type=click.Path(exists=True, dir_okay=False, allow_dash=True),
               help="Match the contents of this file (`-`: standard input) instead of TEXT.")
 @root_option
 @format_option
-def command(grammar_path: str, text: str | None, text_file: str | None, root: str,
-          output_format: str) -> None:
-    """Tell whether the grammar in GRAMMAR accepts TEXT exactly, and if not, why."""
-    if text is not None and text_file is None:
-        data = text.encode("utf-8", "surrogateescape")
-    elif text_file is not None and text is None:
-        data = read_bytes(text_file)
-    else:
-        raise click.UsageError("give either TEXT or --file, not both or neither")
-    grammar = load_grammar(grammar_path, root)
-    explanation = checked(lambda: grammar.explain(data), grammar.source)
-    if output_format == "json":
-        from dataclasses import asdict
+def command(grammar_path: str, text: str | None, text_option: str | None,
+            text_file: str | None, root: str, output_format: str) -> None:
+    """Tell whether the grammar in GRAMMAR accepts TEXT exactly, and if not, why.
 
-        report: dict[str, Any] = {"accepted": explanation is None}
-        if explanation is not None:
-            report.update(asdict(explanation), message=str(explanation))
-        echo(dump_json(report))
-    else:
-        echo("accepted" if explanation is None else f"rejected: {explanation}")
+    \b
+    The text comes from exactly one of:
+      TEXT          taken exactly; put `--` before a text that starts with `-`:
+                    grammarkit match list.ebnf -- '- milk'
+      --text TEXT   the same, for any text: --text '- milk'
+      --file PATH   a file's bytes (`-`: standard input). Editors end files with a line
+                    break, so when the grammar rejects the file, one final line break
+                    (\\n or \\r\\n) is dropped and the rest is matched again.
+    GRAMMAR `-` reads the grammar from standard input. Token(...) and ExcludeToken(...)
+    match vocabulary tokens, never text: test such grammars with the native decoder
+    (grammarkit.TokenMatcher and the model's vocabulary).
+
+    Exit 0 if accepted, 1 if rejected or the grammar has errors, 2 on a usage error. With
+    --format json every outcome is one JSON object on stdout: `accepted` (null when the
+    grammar could not be used), where and why a text was rejected, `diagnostics`.
+    """
+    fields: dict[str, Any] = {"accepted": None, "ignored_final_line_break": False}
+    with outcome(output_format, **fields):
+        data, from_file = _text(text, text_option, text_file)
+        grammar = load_grammar(grammar_path, root)
+        explanation = checked(lambda: grammar.explain(data), grammar.source)
+        if explanation is not None and from_file and data.endswith(b"\n"):
+            trimmed = data.removesuffix(b"\n").removesuffix(b"\r")
+            if checked(lambda: grammar.explain(trimmed), grammar.source) is None:
+                explanation = None
+                fields["ignored_final_line_break"] = True
+        notes = [] if explanation is None else _token_notes(grammar)
+        fields["accepted"] = explanation is None
+        if output_format == "json":
+            from dataclasses import asdict
+
+            if explanation is not None:
+                fields.update(asdict(explanation), message=str(explanation))
+            echo(dump_json({**fields, "diagnostics": [d.to_json() for d in notes]}))
+        else:
+            echo("accepted" if explanation is None else f"rejected: {explanation}")
+            for note in notes:
+                echo(note.render(), err=True)
     if explanation is not None:
         sys.exit(EXIT_ERRORS)
+
+
+def _text(text: str | None, text_option: str | None, text_file: str | None
+          ) -> tuple[bytes, bool]:
+    """The bytes to match, and whether they come from a file (or standard input)."""
+    given = [value for value in (text, text_option, text_file) if value is not None]
+    if len(given) != 1:
+        raise click.UsageError("give the text as exactly one of TEXT, --text or --file")
+    if text_file is not None:
+        return read_bytes(text_file), True
+    return given[0].encode("utf-8", "surrogateescape"), False
+
+
+def _token_notes(grammar: Grammar) -> list[Diagnostic]:
+    """A GK175 note when the grammar names token ids, which no text can spell."""
+    from grammarkit.ebnf import ast
+
+    for rule in grammar.ast.rules:
+        for node in ast.walk(rule.body):
+            if isinstance(node, (ast.TokenSet, ast.TokenTagDispatch)):
+                note = cli_diagnostic(
+                    "GK175", f"rule `{rule.name}` needs a vocabulary token "
+                    f"({_token_text(node)}): text cannot spell a token id, so `match` can "
+                    "never get past it",
+                    None, "test the grammar with the native decoder: "
+                    "gk.TokenMatcher(grammar, gk.Vocabulary.from_file('tokenizer.json'))",
+                    severity="note")
+                if grammar.source is not None and node.span is not None:
+                    from dataclasses import replace
+
+                    note = replace(note, span=node.span, source=grammar.source)
+                return [note]
+    return []
+
+
+def _token_text(node: Any) -> str:
+    from grammarkit.ebnf import ast
+
+    if isinstance(node, ast.TokenSet):
+        ids = ", ".join(map(str, node.ids))
+        return f"{'ExcludeToken' if node.exclude else 'Token'}({ids})"
+    return "TokenTagDispatch(" + ", ".join(f"({i}, {name})" for i, name in node.tags) + ")"

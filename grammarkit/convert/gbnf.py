@@ -10,9 +10,10 @@ classes, ``( )``, ``|``, ``* + ?`` and ``{m,n}``. The differences handled here:
 - Repetition counts above 2000 are rejected (or, for upper bounds, silently made unbounded) by
   llama.cpp, so both directions report them as GK142.
 
-Exporting drops what has no effect on the language (rule lookaheads and attributes), expands
-``Regex("...")`` macros, and reports (GK140) the macros GBNF can't express: ``TagDispatch``,
-``TokenTagDispatch``, ``Substring`` and ``ExcludeToken`` of several ids. Only the rules reachable
+Exporting drops what has no effect on the language (rule lookaheads, and the attributes but
+``lazy``), expands ``Regex("...")`` macros, and reports (GK140) what GBNF can't express: ``lazy``
+rules (a lazy rule ends at its first match), ``TagDispatch``, ``TokenTagDispatch``,
+``Substring`` and ``ExcludeToken`` of several ids. Only the rules reachable
 from the root are written. llama.cpp also rejects left-recursive grammars; that is not checked.
 
 Reading reports malformed text as GK141, undefined rules as GK103, duplicated rules as GK104 and a
@@ -129,11 +130,11 @@ class ExpressionWriter(ABC):
         groups unwrapped, then :meth:`adapt`-ed."""
         expr = _unwrapped(expr)
         if isinstance(expr, ast.RegexMacro):
-            if expr.flags or expr.json_string:
-                option = "flags" if expr.flags else "json_string"
+            if expr.flags or expr.json_string or expr.pattern.startswith("(?i)"):
+                option = "json_string" if expr.json_string else "flags"
                 return self.unsupported(expr, f"`Regex` with `{option}`",
                                         "rewrite it as a plain `Regex(\"...\")` or as rules")
-            return self.adapt(_unwrapped(regex_to_ast(expr.pattern)))
+            return self.adapt(_unwrapped(regex_to_ast(expr.pattern, flavor="xgrammar")))
         if isinstance(expr, ast.TagDispatch):
             return self.unsupported(expr, "`TagDispatch`",
                                     "write the dispatch out as rules: free text, then each tag "
@@ -161,6 +162,12 @@ class ExpressionWriter(ABC):
         for rule in rules:
             self.names[rule.name] = self.fresh(
                 self.root_name if rule.name == self.root else self.mangle(rule.name))
+        for rule in rules:
+            if any(a.key == "lazy" for a in rule.attributes):
+                self.diagnostics.append(error(
+                    "GK140", f"`{rule.name}[lazy]` has no {self.target} equivalent",
+                    rule.name_span, "a lazy rule ends at its first match, which changes the "
+                    "language; drop `lazy` in the source, or make the rule's text prefix-free"))
         lines = [f"{self.names[rule.name]}{self.assign}{self.expression(rule.body)}"
                  for rule in rules]
         lines += self.extra_rules()
@@ -298,6 +305,9 @@ class _GbnfWriter(ExpressionWriter):
         return f"{base}-{k}"
 
     def adapt(self, expr: ast.Expr) -> ast.Expr:
+        if isinstance(expr, ast.Literal) and any(0xD800 <= ord(c) <= 0xDFFF for c in expr.value):
+            return self.unsupported(expr, "a literal with a surrogate code point (`\\uD800`..)",
+                                    "GBNF text is UTF-8, which cannot hold a lone surrogate")
         if isinstance(expr, ast.TokenSet) and len(expr.ids) > 1:
             if expr.exclude:
                 return self.unsupported(expr, "`ExcludeToken` of several tokens",

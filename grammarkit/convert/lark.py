@@ -7,9 +7,10 @@ is ``%ignore``d, so whitespace is matched exactly as written. Repetitions Lark w
 their rule as alternatives (``x ~ 2..5``, ``(a b)?``) become rules of their own (``_repeat``,
 ``_repeat_2``, ...), which keeps Lark's grammar analysis fast.
 
-Rule lookaheads and attributes have no effect on the language and are dropped; ``Regex("...")``
-macros are expanded; ``TagDispatch``, ``TokenTagDispatch``, ``Substring`` and the token macros
-have no Lark equivalent and are reported as GK140. Only the rules reachable from the root are
+Rule lookaheads and attributes but ``lazy`` have no effect on the language and are dropped;
+``Regex("...")`` macros are expanded; ``lazy`` rules (which end at their first match),
+``TagDispatch``, ``TokenTagDispatch``, ``Substring`` and the token macros have no Lark
+equivalent and are reported as GK140. Only the rules reachable from the root are
 written.
 
 llguidance lexes each string literal greedily, as a whole: a grammar where a literal and a longer

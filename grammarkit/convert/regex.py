@@ -11,6 +11,12 @@ Two flavors:
     Python ``re`` syntax with the semantics of ``re.fullmatch(pattern, text, re.ASCII)``:
     ``.`` does not match ``\n``, ``\s`` is ``[\t\n\v\f\r ]``; ``(?P<name>...)``, ``(?#...)``,
     ``\A``, ``\Z``, ``\N{...}``, octal escapes and ``{,n}`` are understood.
+``"xgrammar"``
+    What xgrammar 0.2.8 accepts inside the EBNF macro ``Regex("...")``: ``"ecma"``, plus
+    ``(?P<name>...)`` (any non-empty name); a lookahead ``(?=...)``/``(?!...)`` is ignored, as
+    xgrammar ignores it; a quantifier after a quantifier applies to it (``a+*`` is ``(a+)*``);
+    a lone ``]`` and the empty classes ``[]`` and ``[^]`` are errors. The inline flag ``(?i)``
+    at the very start is read by :mod:`grammarkit.automata.regex_macro`.
 
 A surrogate pair ``\uD83D\uDE00`` names one code point; a lone surrogate can't occur in UTF-8
 text and is an error. ``^`` and ``$`` are accepted where they can only match at the ends of the
@@ -36,7 +42,7 @@ from grammarkit.ebnf.lexer import MAX_INTEGER
 from grammarkit.ebnf.parser import MAX_NESTING
 from grammarkit.source import SourceText
 
-FLAVORS = ("ecma", "python")
+FLAVORS = ("ecma", "python", "xgrammar")
 """The regular-expression syntaxes understood."""
 
 
@@ -47,6 +53,7 @@ WORD: Ranges = ((0x30, 0x39), (0x41, 0x5A), (0x5F, 0x5F), (0x61, 0x7A))
 SPACE: dict[str, Ranges] = {
     "ecma": ((0x09, 0x0D), (0x20, 0x20), (0xA0, 0xA0)),
     "python": ((0x09, 0x0D), (0x20, 0x20)),
+    "xgrammar": ((0x09, 0x0D), (0x20, 0x20), (0xA0, 0xA0)),
 }
 """``\\s`` per flavor: xgrammar's set for ``ecma``, ``re.ASCII``'s for ``python``."""
 
@@ -54,11 +61,17 @@ _CONTROL_ESCAPES = {"f": 0x0C, "n": 0x0A, "r": 0x0D, "t": 0x09, "v": 0x0B, "a": 
 _ESCAPE_E = 0x1B
 _HEX = frozenset("0123456789abcdefABCDEF")
 _OCTAL = frozenset("01234567")
-_FLAG_LETTERS = {"ecma": frozenset("dgimsuvy"), "python": frozenset("aiLmsux")}
+_FLAG_LETTERS = {
+    "ecma": frozenset("dgimsuvy"),
+    "python": frozenset("aiLmsux"),
+    "xgrammar": frozenset(),
+}
 _QUANTIFIERS: dict[str, tuple[int, int | None]] = {"*": (0, None), "+": (1, None), "?": (0, 1)}
 
 _PLAIN_RUN = re.compile(r"[^\\^$.|?*+()\[{\ud800-\udfff]+")
 """Characters that stand for themselves (a lone ``]`` or ``}`` does)."""
+_XGRAMMAR_PLAIN_RUN = re.compile(r"[^\\^$.|?*+()\[\]{\ud800-\udfff]+")
+"""In the ``xgrammar`` flavor a lone ``]`` is an error."""
 _BRACES = re.compile(r"\{(\d*)(,?)(\d*)\}", re.ASCII)
 _LOW_SURROGATE = re.compile(r"\\u(d[c-f][0-9a-f]{2})", re.IGNORECASE)
 _BRACED_HEX = re.compile(r"\\u\{([0-9a-fA-F]{1,8})\}")
@@ -155,6 +168,8 @@ class _Group:
     at_start: bool
     """No text can precede the group in a match, so ``^`` is allowed at its beginning."""
     unsupported: _Unsupported | None = None
+    ignored: bool = False
+    """A lookahead in the ``xgrammar`` flavor: parsed, then dropped."""
     branches: list[_Branch] = field(default_factory=list)
     has_anchor: bool = False
     last: _Last = _Last.NOTHING
@@ -175,6 +190,8 @@ class _Parser:
         self.text = text
         self.flavor = flavor
         self.python = flavor == "python"
+        self.xgrammar = flavor == "xgrammar"
+        self.plain_run = _XGRAMMAR_PLAIN_RUN if self.xgrammar else _PLAIN_RUN
         self.pos = 0
         self.halted = False
         self.diagnostics: list[Diagnostic] = []
@@ -216,6 +233,10 @@ class _Parser:
                 self._braces()
             elif c == "[":
                 self._class()
+            elif c == "]" and self.xgrammar:
+                self.pos += 1
+                self._error("GK131", "this `]` closes no character class",
+                            self._span(start, 1), "escape a literal bracket as `\\]`")
             elif c == "\\":
                 self._escape()
             elif c == "^":
@@ -258,7 +279,7 @@ class _Parser:
         """Ordinary characters at ``pos`` as one literal; a quantifier after them takes the last
         character alone."""
         text, start = self.text, self.pos
-        match = _PLAIN_RUN.match(text, start)
+        match = self.plain_run.match(text, start)
         if match is None:  # a lone surrogate
             self.pos += 1
             self._literal(ord(text[start]), start)
@@ -309,12 +330,14 @@ class _Parser:
                         self._span(start, 1), "flatten the pattern")
             self.halted = True
             return
+        ignored = self.xgrammar and self.text[start : start + 3] in ("(?=", "(?!")
         opens, unsupported = self._group_opening()
         if not opens:
             return
         parent = self.group
         at_start = parent.at_start and all(_is_empty(item) for item in parent.branch.items)
-        self.stack.append(_Group(start, self.pos, at_start, unsupported))
+        group = _Group(start, self.pos, at_start, None if ignored else unsupported, ignored)
+        self.stack.append(group)
 
     def _group_opening(self) -> tuple[bool, _Unsupported | None]:
         """Consume a group's opening: whether a group opens, and why it can't be expressed.
@@ -338,6 +361,8 @@ class _Parser:
                                       _HINT_LOOKAROUND)
         if self.python:
             return self._python_group_opening(start, after)
+        if self.xgrammar and after == "P<":
+            return self._named_group(start, start + 4)
         if after[:1] == "<":
             return self._named_group(start, start + 3)
         return self._flag_group(start)
@@ -379,7 +404,7 @@ class _Parser:
             self.halted = True
             return False, None
         name = text[name_start:end]
-        if not name.isidentifier():
+        if not (name if self.xgrammar else name.isidentifier()):
             self._error("GK131", f"invalid group name {name!r}", ast.Span(start, end + 1),
                         "a group name is letters, digits and `_`, not starting with a digit")
         self.pos = end + 1
@@ -416,6 +441,8 @@ class _Parser:
         node = self._build(group, self.pos)
         self.pos += 1
         span = ast.Span(group.start, self.pos)
+        if group.ignored:
+            return
         if group.unsupported is not None:
             self._error("GK130", group.unsupported.message, span, group.unsupported.hint)
             self._placeholder(span)
@@ -483,6 +510,8 @@ class _Parser:
                         "drop the trailing `+`; note that the pattern may then match more")
         span = ast.Span(start, self.pos)
         group = self.group
+        if group.last is _Last.QUANTIFIED and self.xgrammar:
+            group.last = _Last.ATOM  # xgrammar repeats the quantified item: `a+*` is `(a+)*`
         if group.last is _Last.QUANTIFIED:
             self._error("GK131", "two quantifiers in a row", span,
                         "wrap the repeated part in a group first, e.g. `(?:a+)*`")
@@ -702,6 +731,11 @@ class _Parser:
         if first and not negated:
             self._error("GK131", "empty character class `[]` matches nothing", span,
                         "write `[^]` for any character, or escape a literal bracket as `\\[`")
+            self._placeholder(span)
+            return
+        if first and self.xgrammar:
+            self._error("GK131", "empty character class `[^]`: xgrammar refuses it", span,
+                        "write `[\\s\\S]` for any character")
             self._placeholder(span)
             return
         merged = merge(ranges)

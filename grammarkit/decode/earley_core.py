@@ -55,6 +55,10 @@ class EarleyCore:
         """The configuration of ``states``, closed under nullable calls."""
         return self._tables.closed_config(states)
 
+    def states(self, config: int) -> frozenset[int]:
+        """The rule-automaton states of ``config``."""
+        return self._tables.configs[config]
+
     def union(self, a: int, b: int) -> int:
         """The configuration holding the states of both."""
         return self._tables.union(a, b)

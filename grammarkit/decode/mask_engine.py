@@ -1,85 +1,60 @@
 """`MaskEngine`: next-token masks of Earley states, for one grammar and one vocabulary.
 
-Shared by every :class:`~grammarkit.decode.matcher.TokenMatcher` of the same compiled grammar
-and vocabulary. A mask is computed in three layers:
+Shared by every :class:`~grammarkit.decode.matcher.TokenMatcher` of the same grammar and
+vocabulary (see :mod:`grammarkit.decode.engine_cache`). Nothing is precomputed: building an
+engine costs the grammar's byte classes, and each layer below (and the token partition) is
+filled on first use, so the first mask is ready as soon as the start state's groups are
+classified. A
+mask is computed in three layers:
 
 1. **Mask cache.** States are keyed canonically (:meth:`StateAutomaton.state_key`), so a state
    seen before costs one dict look-up.
 2. **Token classes.** Each group's context classifies every token once (groups just predicted
    by parents that are still present are covered by the parents' classes and skipped)
    (:mod:`grammarkit.decode.token_classes`); the union of the accepted sets is allowed outright.
-   The contexts reachable from the start are classified when the engine is built, until
-   a deadline (by default :data:`BUILD_SECONDS` after the build began).
 3. **Exact walk.** The remaining uncertain tokens run through the full parse state
    (:class:`~grammarkit.decode.state_automaton.StateAutomaton`), sharing parser steps between
    tokens with a common prefix and between masks.
 
 ``Token``/``ExcludeToken`` edges of the current groups add whole token ids on top.
-
-When every reachable context is classified before the build deadline, up to
-:data:`WARM_SECONDS` of the rest of the build time warms the mask cache: states reachable by tokens from the start, breadth first (one token
-per :class:`~grammarkit.decode.token_partition.TokenPartition` group, skipping states with
-more than :data:`WARM_FANOUT` groups allowed, like free text).
 """
 
 from __future__ import annotations
 
-import time
-import weakref
-from collections import OrderedDict, deque
+from collections import OrderedDict
 
 import numpy as np
 import numpy.typing as npt
 
 from grammarkit.automata.compiled import CompiledGrammar
-from grammarkit.decode.bitmask import Words, bools_from_words, clear_bits, set_bits
+from grammarkit.decode.bitmask import Words, clear_bits, set_bits
 from grammarkit.decode.earley_core import EarleyCore, Frame, ParseState
 from grammarkit.decode.state_automaton import StateAutomaton, StateKey
 from grammarkit.decode.token_classes import TokenClassifier, union_of
-from grammarkit.decode.token_index import TokenIndex, token_index
-from grammarkit.decode.token_partition import token_partition
-from grammarkit.vocab import Vocabulary
+from grammarkit.decode.token_index import TokenIndex
+from grammarkit.decode.token_partition import TokenPartition, token_partition
 
 MASK_CACHE_SIZE = 4096
 """Masks kept per engine (each ``vocab_size / 8`` bytes: 124 MB for 248k tokens at most)."""
-
-BUILD_SECONDS = 0.7
-"""Default time budget of building an engine, precomputed token classes included."""
-
-WARM_SECONDS = 0.2
-"""Longest time spent warming the mask cache (within the build deadline)."""
-
-WARM_FANOUT = 4096
-"""States allowing more token groups than this are not expanded when warming the mask cache."""
 
 
 class MaskEngine:
     """Computes next-token masks (without stop tokens) for states of one grammar."""
 
-    def __init__(self, compiled: CompiledGrammar, vocab: Vocabulary, deadline: float):
+    def __init__(self, compiled: CompiledGrammar, index: TokenIndex,
+                 partition: TokenPartition | None = None):
         self.core = EarleyCore(compiled)
-        self.index: TokenIndex = token_index(vocab)
-        self.partition = token_partition(compiled, self.index)
+        self.index = index
+        self.partition = partition if partition is not None else token_partition(compiled, index)
         self.automaton = StateAutomaton(self.core, self.index, self.partition)
-        self._classifier = TokenClassifier(self.automaton, self.index)
+        self.classifier = TokenClassifier(self.automaton, self.index)
         self._masks: OrderedDict[StateKey, Words] = OrderedDict()
-        start = self.core.initial()
-        self.precomputed = self._classifier.precompute(start, deadline)
-        if self.precomputed:
-            self._warm(start, min(deadline, time.perf_counter() + WARM_SECONDS))
-        else:
-            self.mask(start, self.state_key(start, {}))
 
     @property
     def nbytes(self) -> int:
         """Memory held by cached classes and masks (the shared token index not included)."""
         masks = sum(m.nbytes for m in self._masks.values())
-        return self._classifier.nbytes + self.automaton.nbytes + self.partition.nbytes + masks
-
-    @property
-    def num_classified(self) -> int:
-        """Contexts classified so far."""
-        return self._classifier.num_classified
+        return self.classifier.nbytes + self.automaton.nbytes + self.partition.nbytes + masks
 
     # -- masks -----------------------------------------------------------------------------------
     def mask(self, state: ParseState, key: StateKey) -> Words:
@@ -96,7 +71,7 @@ class MaskEngine:
         return words
 
     def _compute(self, state: ParseState) -> Words:
-        classifier = self._classifier
+        classifier = self.classifier
         present = dict(state.groups)
         classes = union_of([classifier.classes(classifier.context(frame, config))
                             for frame, config in state.groups
@@ -118,25 +93,6 @@ class MaskEngine:
     def _in_range(self, ids: tuple[int, ...]) -> npt.NDArray[np.int64]:
         array = np.array(ids, dtype=np.int64)
         return array[(array >= 0) & (array < self.index.vocab_size)]
-
-    def _warm(self, start: ParseState, deadline: float) -> None:
-        """Cache the masks of states reachable from ``start``, breadth first, until ``deadline``."""
-        automaton, index = self.automaton, self.index
-        frame_keys: dict[Frame, int] = {}
-        queue = deque([start])
-        seen = {automaton.number(start)}
-        while queue and time.perf_counter() < deadline:
-            state = queue.popleft()
-            allowed = bools_from_words(self.mask(state, self.state_key(state, frame_keys)),
-                                       index.vocab_size)
-            ranks = index.rank_of[np.flatnonzero(allowed)]
-            ranks = ranks[ranks >= 0]
-            if len(self.partition.representatives(ranks)) > WARM_FANOUT:
-                continue
-            for after in np.unique(automaton.walk(automaton.number(state), ranks).arrived).tolist():
-                if after not in seen:
-                    seen.add(after)
-                    queue.append(automaton.state(after))
 
     # -- steps -----------------------------------------------------------------------------------
     def token_step(self, state: ParseState, token_id: int, ordinary: bool,
@@ -186,23 +142,3 @@ def _just_predicted(state: ParseState, frame: Frame, config: int,
     the same items), so it adds nothing to the union but uncertain tokens."""
     return (frame.position == state.position and config == frame.own and bool(frame.parents)
             and all(present.get(parent) == c for parent, c in frame.parents))
-
-
-_ENGINES: weakref.WeakKeyDictionary[CompiledGrammar, dict[Vocabulary, MaskEngine]] = (
-    weakref.WeakKeyDictionary())
-
-
-def mask_engine(compiled: CompiledGrammar, vocab: Vocabulary,
-                deadline: float | None = None) -> MaskEngine:
-    """The shared engine of ``compiled`` and ``vocab`` (built on first use).
-
-    ``deadline`` (a ``time.perf_counter()`` value) ends the precomputation of token classes;
-    by default it is :data:`BUILD_SECONDS` from now.
-    """
-    per_vocab = _ENGINES.setdefault(compiled, {})
-    engine = per_vocab.get(vocab)
-    if engine is None:
-        if deadline is None:
-            deadline = time.perf_counter() + BUILD_SECONDS
-        engine = per_vocab[vocab] = MaskEngine(compiled, vocab, deadline)
-    return engine

@@ -2,21 +2,46 @@
 
 from __future__ import annotations
 
-import time
 from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
 import numpy.typing as npt
 
-from grammarkit.decode.bitmask import bitmask_width, set_bits
+from grammarkit.decode.bitmask import Words, bitmask_width, set_bits
 from grammarkit.decode.earley_core import Frame, ParseState
-from grammarkit.decode.mask_engine import BUILD_SECONDS, mask_engine
+from grammarkit.decode.engine_cache import mask_engine
+from grammarkit.diagnostics import GrammarError, error
+from grammarkit.ebnf import ast
 from grammarkit.grammar import Grammar
 from grammarkit.vocab import Vocabulary
 
 MAX_JUMP_FORWARD = 4096
 """Bytes :meth:`TokenMatcher.find_jump_forward_string` looks ahead at most."""
+
+
+def _check_token_ids(grammar: Grammar, vocab: Vocabulary) -> None:
+    """Raise GK170 for ``Token``/``ExcludeToken``/``TokenTagDispatch`` ids outside ``vocab``."""
+    errors = []
+    for rule in grammar.ast.rules:
+        for body in (rule.body, rule.lookahead):
+            for node in () if body is None else ast.walk(body):
+                if isinstance(node, ast.TokenSet):
+                    ids: tuple[int, ...] = node.ids
+                elif isinstance(node, ast.TokenTagDispatch):
+                    ids = tuple(i for i, _ in node.tags) + node.excludes
+                else:
+                    continue
+                for token_id in ids:
+                    if not 0 <= token_id < vocab.vocab_size:
+                        errors.append(error(
+                            "GK170", f"token id {token_id} is outside the vocabulary "
+                            f"({vocab.vocab_size} tokens, {vocab.source})", node.span,
+                            f"token ids go from 0 to {vocab.vocab_size - 1}; is this grammar "
+                            "meant for another tokenizer?"))
+    if errors:
+        source = grammar.source
+        raise GrammarError([d if source is None else d.with_source(source) for d in errors])
 
 
 @dataclass(frozen=True)
@@ -31,6 +56,10 @@ class TokenMatcher:
     The API mirrors ``xgrammar.GrammarMatcher``. Masks are per token id over ``vocab``; special
     tokens are never allowed unless the grammar names them with ``Token(...)``; stop tokens are
     allowed exactly where the grammar can end. Tokens may split UTF-8 characters.
+
+    Construction compiles the grammar (once per process for the same grammar and vocabulary,
+    see :mod:`grammarkit.decode.engine_cache`) and precomputes nothing: mask tables fill in as
+    states are first met.
 
     Parameters
     ----------
@@ -48,17 +77,17 @@ class TokenMatcher:
     ValueError
         If a stop token id is outside the vocabulary.
     GrammarError
-        If the grammar cannot be compiled.
+        If the grammar cannot be compiled, or names a token id outside the vocabulary (GK170).
     """
 
     def __init__(self, grammar: Grammar, vocab: Vocabulary, *,
                  stop_token_ids: Sequence[int] | None = None, max_rollback_tokens: int = -1):
-        deadline = time.perf_counter() + BUILD_SECONDS
         stops = sorted(vocab.stop_ids if stop_token_ids is None else set(stop_token_ids))
         bad = [i for i in stops if not 0 <= i < vocab.vocab_size]
         if bad:
             raise ValueError(f"stop token ids out of range({vocab.vocab_size}): {bad[:5]}")
-        self._engine = mask_engine(grammar.compiled, vocab, deadline)
+        _check_token_ids(grammar, vocab)
+        self._engine = mask_engine(grammar, vocab)
         self._vocab = vocab
         self._stop_ids = frozenset(stops)
         self._stop_array = np.array(stops, dtype=np.int64)
@@ -168,25 +197,33 @@ class TokenMatcher:
             If ``bitmask`` is not an ``int32`` array of shape ``(batch, >= ceil(vocab / 32))``
             or ``index`` is not a row of it.
         """
+        check_bitmask(bitmask, self.vocab_size, index)
         width = bitmask_width(self.vocab_size)
-        if not isinstance(bitmask, np.ndarray) or bitmask.dtype != np.int32 or bitmask.ndim != 2:
-            raise ValueError("bitmask must be a 2-d numpy int32 array (allocate_token_bitmask)")
-        if bitmask.shape[1] < width:
-            raise ValueError(f"bitmask rows have {bitmask.shape[1]} words, need {width}")
-        if not 0 <= index < bitmask.shape[0]:
-            raise ValueError(f"index {index} is not a row of a {bitmask.shape[0]}-row bitmask")
         row = bitmask[index]
         row[width:] = 0
-        step = self._history[-1]
-        if step.terminated:
+        words = self.next_token_words()
+        if words is None:
             row[:width] = 0
             return True
-        engine = self._engine
-        key = engine.state_key(step.state, self._frame_keys)
-        row[:width] = engine.mask(step.state, key)
-        if len(self._stop_array) and engine.core.is_accepting(step.state):
+        row[:width] = words
+        if self.stop_allowed():
             set_bits(row, self._stop_array)
         return True
+
+    def next_token_words(self) -> Words | None:
+        """The allowed ordinary and ``Token(...)`` ids as read-only bitmask words, stop tokens
+        excluded (see :meth:`stop_allowed`); ``None`` after termination."""
+        step = self._history[-1]
+        if step.terminated:
+            return None
+        key = self._engine.state_key(step.state, self._frame_keys)
+        return self._engine.mask(step.state, key)
+
+    def stop_allowed(self) -> bool:
+        """Whether the stop tokens are allowed next."""
+        step = self._history[-1]
+        return (not step.terminated and len(self._stop_array) > 0
+                and self._engine.core.is_accepting(step.state))
 
     def allowed_token_ids(self) -> npt.NDArray[np.int64]:
         """The ids :meth:`fill_next_token_bitmask` would allow, ascending."""
@@ -223,6 +260,18 @@ class TokenMatcher:
         """
         data = self.find_jump_forward_bytes()
         return data[: _complete_prefix(data)].decode("utf-8", "surrogateescape")
+
+
+def check_bitmask(bitmask: npt.NDArray[np.int32], vocab_size: int, index: int) -> None:
+    """Raise ``ValueError`` unless row ``index`` of ``bitmask`` can hold a mask of ``vocab_size``
+    tokens."""
+    width = bitmask_width(vocab_size)
+    if not isinstance(bitmask, np.ndarray) or bitmask.dtype != np.int32 or bitmask.ndim != 2:
+        raise ValueError("bitmask must be a 2-d numpy int32 array (allocate_token_bitmask)")
+    if bitmask.shape[1] < width:
+        raise ValueError(f"bitmask rows have {bitmask.shape[1]} words, need {width}")
+    if not 0 <= index < bitmask.shape[0]:
+        raise ValueError(f"index {index} is not a row of a {bitmask.shape[0]}-row bitmask")
 
 
 def _complete_prefix(data: bytes) -> int:

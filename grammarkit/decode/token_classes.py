@@ -23,22 +23,19 @@ Including the frame's own callers matters: an identifier group classified alone 
 every token like ``abc(`` uncertain (the identifier ends inside it), about 100k tokens.
 
 The decoder allows the union of the accepted sets of a state's groups and runs the full parser
-only on the union of their uncertain sets. :meth:`TokenClassifier.precompute` classifies the
-contexts reachable from a state ahead of time (at compile time, within a budget), so
-decoding rarely pays for a first classification.
+only on the union of their uncertain sets. A context is classified the first time a mask needs
+it (or read back from the disk cache, :mod:`grammarkit.decode.engine_cache`).
 """
 
 from __future__ import annotations
 
-import time
-from collections import deque
 from dataclasses import dataclass
 
 import numpy as np
 import numpy.typing as npt
 
 from grammarkit.decode.bitmask import Words, set_bits
-from grammarkit.decode.earley_core import Frame, ParseState
+from grammarkit.decode.earley_core import Frame
 from grammarkit.decode.state_automaton import Follow, StateAutomaton
 from grammarkit.decode.token_index import TokenIndex
 
@@ -89,6 +86,14 @@ class TokenClassifier:
     def num_classified(self) -> int:
         return len(self._cache)
 
+    def classified(self) -> list[tuple[Context, TokenClasses]]:
+        """Every context classified so far, with its classes."""
+        return list(self._cache.items())
+
+    def add(self, group: Context, classes: TokenClasses) -> None:
+        """Record the classes of ``group`` computed elsewhere (a cache file)."""
+        self._cache[group] = classes
+
     def classes(self, group: Context) -> TokenClasses:
         """The classification of every ordinary token from the context ``group``."""
         found = self._cache.get(group)
@@ -103,44 +108,6 @@ class TokenClassifier:
             uncertain.setflags(write=False)
             found = self._cache[group] = TokenClasses(words, uncertain)
         return found
-
-    def precompute(self, start: ParseState, deadline: float) -> bool:
-        """Classify the contexts reachable from ``start``, breadth first.
-
-        A context is reachable when it is a group of some state met by a walk so far
-        (classification walks meet the states any token can lead to) or where a group continues
-        in its frame after a rule it calls completes. Stops before ``deadline`` (a
-        ``time.perf_counter()`` value) if the slowest classification so far would overrun it.
-
-        Returns
-        -------
-        bool
-            Whether every reachable context was classified before the deadline.
-        """
-        automaton = self._automaton
-        context = self.context
-        queue = deque(context(frame, config) for frame, config in start.groups)
-        seen = set(queue)
-        scanned = 0
-        longest = 0.0  # the slowest classification so far: the next one may take as long
-        while queue:
-            began = time.perf_counter()
-            if began + longest >= deadline:
-                return False
-            group = queue.popleft()
-            self.classes(group)
-            longest = max(longest, time.perf_counter() - began)
-            config, own, follow = group
-            found = [(after, own, follow) for after in automaton.core.return_configs(config)]
-            for number in range(scanned, automaton.num_states):
-                found.extend(context(frame, config)
-                             for frame, config in automaton.state(number).groups)
-            scanned = automaton.num_states
-            for reached in found:
-                if reached not in seen:
-                    seen.add(reached)
-                    queue.append(reached)
-        return True
 
 
 def union_of(classes: list[TokenClasses], index: TokenIndex) -> TokenClasses:

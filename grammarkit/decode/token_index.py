@@ -10,6 +10,7 @@ once with numpy.
 from __future__ import annotations
 
 import functools
+import hashlib
 
 import numpy as np
 import numpy.typing as npt
@@ -74,6 +75,15 @@ class TokenIndex:
             return np.arange(self.num_tokens, dtype=np.int64)
         return np.concatenate([np.arange(starts[b], starts[b + 1], dtype=np.int64)
                                for b in chosen.tolist()] or [np.zeros(0, dtype=np.int64)])
+
+    @functools.cached_property
+    def digest(self) -> str:
+        """SHA-256 of what the decoder sees of the vocabulary: its size and ordinary tokens."""
+        hasher = hashlib.sha256(str(self.vocab_size).encode())
+        hasher.update(self.ids.tobytes())
+        hasher.update(self.lengths.tobytes())
+        hasher.update(b"".join(self.tokens))
+        return hasher.hexdigest()
 
     @property
     def nbytes(self) -> int:

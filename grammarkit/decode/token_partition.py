@@ -20,6 +20,9 @@ from grammarkit.decode.token_index import TokenIndex
 _CACHE_SIZE = 8
 """Partitions kept per index (grammars with the same byte classes share one)."""
 
+DIRECT_RANKS = 16_384
+"""Walks over at most this many tokens run them all while the groups are not computed yet."""
+
 
 def byte_classes(compiled: CompiledGrammar) -> npt.NDArray[np.int64]:
     """The class of each byte: equal for bytes in the same edge ranges everywhere."""
@@ -46,40 +49,63 @@ def token_partition(compiled: CompiledGrammar, index: TokenIndex) -> TokenPartit
     return found
 
 
+def clear_partitions() -> None:
+    """Forget every cached partition."""
+    _PARTITIONS.clear()
+
+
 class TokenPartition:
     """The index's tokens grouped by the byte classes of one grammar.
 
+    The groups are computed the first time a walk over more than :data:`DIRECT_RANKS` tokens
+    needs them (tens of milliseconds for 248k tokens); smaller walks before that run every
+    token, so a first mask over few tokens does not wait for them.
+
+    Parameters
+    ----------
+    classes
+        The class of each byte (see :func:`byte_classes`).
+    index
+        The tokens.
+    groups
+        ``(group_of, representative)`` computed earlier for the same classes and index.
+
     Attributes
     ----------
-    group_of : ndarray of int64
-        The group of each rank.
-    representative : ndarray of int64
-        One rank of each group.
+    classes : ndarray of int64
+        The class of each byte.
     same_class : list of ndarray of int64
         ``same_class[b]``: the bytes of byte ``b``'s class.
     """
 
-    def __init__(self, classes: npt.NDArray[np.int64], index: TokenIndex):
+    def __init__(self, classes: npt.NDArray[np.int64], index: TokenIndex,
+                 groups: tuple[npt.NDArray[np.int64], npt.NDArray[np.int64]] | None = None):
+        self.classes = classes
         self.same_class = [np.flatnonzero(classes == c) for c in classes.tolist()]
-        bits = max(1, int(classes.max()).bit_length())
-        per_pass = max(1, (62 - index.num_tokens.bit_length()) // bits)
-        lengths = index.lengths.astype(np.int64)
-        group = np.zeros(index.num_tokens, dtype=np.int64)
-        alive = np.arange(index.num_tokens, dtype=np.int64)
-        width = index.columns.shape[0]
-        for k in range(0, width, per_pass):
-            alive = alive[lengths[alive] > k]
-            if not len(alive):
-                break
-            keys = group[alive]
-            for column in index.columns[k: k + per_pass]:
-                keys = (keys << bits) | classes[column[alive]]  # past the end: padding
-            _, group[alive] = np.unique(keys, return_inverse=True)
-        # the padding is the same for tokens of one length; the length tells the rest apart
-        _, first, self.group_of = np.unique(group * (width + 1) + lengths, return_index=True,
-                                            return_inverse=True)
-        self.representative = first.astype(np.int64)
-        self._marks = np.zeros(len(first), dtype=np.bool_)
+        self._index = index
+        self._groups = groups
+        self._marks = np.zeros(0 if groups is None else len(groups[1]), dtype=np.bool_)
+
+    @property
+    def is_grouped(self) -> bool:
+        """Whether the groups have been computed."""
+        return self._groups is not None
+
+    @property
+    def group_of(self) -> npt.NDArray[np.int64]:
+        """The group of each rank."""
+        return self._grouped()[0]
+
+    @property
+    def representative(self) -> npt.NDArray[np.int64]:
+        """One rank of each group."""
+        return self._grouped()[1]
+
+    def _grouped(self) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.int64]]:
+        if self._groups is None:
+            self._groups = _group_tokens(self.classes, self._index)
+            self._marks = np.zeros(len(self._groups[1]), dtype=np.bool_)
+        return self._groups
 
     @property
     def num_groups(self) -> int:
@@ -87,26 +113,82 @@ class TokenPartition:
 
     @property
     def nbytes(self) -> int:
-        return int(self.group_of.nbytes + self.representative.nbytes)
+        if self._groups is None:
+            return 0
+        return int(self._groups[0].nbytes + self._groups[1].nbytes)
 
     def representatives(self, ranks: npt.NDArray[np.int64]) -> npt.NDArray[np.int64]:
-        """One rank per group present in ``ranks``."""
+        """One rank per group present in ``ranks`` (``ranks`` itself while few tokens are
+        walked before the groups exist)."""
+        if self._groups is None and len(ranks) <= DIRECT_RANKS:
+            return ranks
+        group_of, representative = self._grouped()
         marks = self._marks
-        marks[self.group_of[ranks]] = True
+        marks[group_of[ranks]] = True
         groups = np.flatnonzero(marks)
         marks[groups] = False
-        return self.representative[groups]
+        return representative[groups]
 
     def members(self, representatives: npt.NDArray[np.int64],
                 ranks: npt.NDArray[np.int64]) -> npt.NDArray[np.int64]:
-        """The ranks of ``ranks`` in the groups of ``representatives``."""
-        if not len(representatives):
+        """The ranks of ``ranks`` in the groups of ``representatives`` (as returned for
+        ``ranks`` by :meth:`representatives`)."""
+        if not len(representatives) or self._groups is None:
             return representatives
+        group_of = self._groups[0]
         marks = self._marks
-        marks[self.group_of[representatives]] = True
-        chosen = ranks[marks[self.group_of[ranks]]]
-        marks[self.group_of[representatives]] = False
+        marks[group_of[representatives]] = True
+        chosen = ranks[marks[group_of[ranks]]]
+        marks[group_of[representatives]] = False
         return chosen
+
+
+def _group_tokens(classes: npt.NDArray[np.int64],
+                  index: TokenIndex) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.int64]]:
+    """The group of each rank and one rank per group, for the byte ``classes``.
+
+    Tokens start grouped by length; each pass refines the groups of the tokens still long
+    enough by a few more columns of byte classes packed into one int64 key.
+    """
+    bits = max(1, int(classes.max()).bit_length())
+    per_pass = max(1, (62 - index.num_tokens.bit_length()) // bits)
+    lengths = index.lengths.astype(np.int64)
+    group = lengths.copy()  # ids of finished tokens; each pass numbers its groups afresh
+    next_id = int(lengths.max(initial=0)) + 1
+    alive = np.arange(index.num_tokens, dtype=np.int64)
+    dense = lengths.copy()  # the current groups of ``alive``, numbered from 0
+    for k in range(0, index.columns.shape[0], per_pass):
+        longer = lengths[alive] > k
+        alive, keys = alive[longer], dense[longer]
+        everyone = len(alive) == index.num_tokens
+        if not len(alive):
+            break
+        for column in index.columns[k: k + per_pass]:
+            # past the end: padding, the same for tokens of one length
+            keys = (keys << bits) | classes[column if everyone else column[alive]]
+        dense = _dense_ids(keys)
+        group[alive] = dense + next_id
+        next_id += len(alive)
+    used = np.zeros(next_id, dtype=np.bool_)
+    used[group] = True
+    group_of = (np.cumsum(used) - 1)[group]
+    representative = np.empty(int(used.sum()), dtype=np.int64)
+    representative[group_of] = np.arange(index.num_tokens, dtype=np.int64)
+    return group_of, representative
+
+
+def _dense_ids(keys: npt.NDArray[np.int64]) -> npt.NDArray[np.int64]:
+    """Equal keys get equal ids, numbered from 0."""
+    if not len(keys):
+        return keys
+    order = np.argsort(keys)
+    ordered = keys[order]
+    starts = np.empty(len(keys), dtype=np.bool_)
+    starts[0] = True
+    np.not_equal(ordered[1:], ordered[:-1], out=starts[1:])
+    ids = np.empty(len(keys), dtype=np.int64)
+    ids[order] = np.cumsum(starts) - 1
+    return ids
 
 
 _PARTITIONS: weakref.WeakKeyDictionary[TokenIndex, dict[bytes, TokenPartition]] = (

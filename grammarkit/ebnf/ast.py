@@ -142,7 +142,7 @@ class Attribute:
     """A rule attribute ``name[key=value]``; ``value`` is ``None`` for a bare flag."""
 
     key: str
-    value: int | str | bool | None
+    value: int | float | str | bool | None
     span: Span | None = field(default=None, compare=False)
 
 

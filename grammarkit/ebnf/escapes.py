@@ -7,6 +7,7 @@ SIMPLE_ESCAPES: dict[str, int] = {
     '"': ord('"'),
     "?": ord("?"),
     "\\": ord("\\"),
+    "/": ord("/"),
     "a": 0x07,
     "b": 0x08,
     "f": 0x0C,
@@ -17,7 +18,7 @@ SIMPLE_ESCAPES: dict[str, int] = {
     "0": 0x00,
     "e": 0x1B,
 }
-"""Escapes valid in string literals and classes: ``\\' \\" \\? \\\\ \\a \\b \\f \\n \\r \\t \\v \\0 \\e``."""
+"""Escapes valid in string literals and classes: ``\\' \\" \\? \\\\ \\/ \\a \\b \\f \\n \\r \\t \\v \\0 \\e``."""
 
 CLASS_ESCAPES: dict[str, int] = {c: ord(c) for c in "^$\\.*+?()[]{}|/-"}
 """Further escapes valid only inside a character class."""

@@ -13,11 +13,10 @@ Errors become diagnostics and scanning resumes, so one pass reports every lexica
 
 from __future__ import annotations
 
+import math
 import re
 from dataclasses import dataclass, field
 from typing import Any
-
-from lark import Token
 
 from grammarkit.diagnostics import Diagnostic, error, warning
 from grammarkit.ebnf import escapes
@@ -28,11 +27,17 @@ MACRO_NAMES = frozenset(
     {"TagDispatch", "Token", "ExcludeToken", "TokenTagDispatch", "Regex", "Substring"}
 )
 
-_ATTRIBUTE_KEYS = ("max_tokens", "capture", "lazy", "stop_capture")
+_ATTRIBUTE_KEYS = ("max_tokens", "max_chars", "stop_capture", "capture", "lazy", "temperature")
+_MAX_INT32 = 2**31 - 1
+_FLOAT_CHARS = re.compile(r"=[ \t]*([0-9.eE+\-]+)")
+_STRTOD_PREFIX = re.compile(r"[+-]?(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]+)?")
 _SPACE = re.compile(r"(?:[ \t\r\n]+|#[^\r\n]*)+")
+_COMMENT = re.compile(r"#([^\r\n]*)")
 _NAME = re.compile(r"[A-Za-z_.\-][A-Za-z0-9_.\-]*")
-_PLAIN_STRING_RUN = re.compile(r'[^"\\\r\n\udc80-\udcff]+')
-_INVALID_BYTE = re.compile(r"[\udc80-\udcff]")
+_PLAIN_STRING_RUN = re.compile(r'[^"\\\r\n\ud800-\udfff]+')
+_INVALID_BYTE = re.compile(r"[\ud800-\udfff]")
+"""An undecodable byte (``surrogateescape`` maps it to U+DC80..U+DCFF) or a lone surrogate in
+``str`` input: neither is UTF-8 text, so both are GK113."""
 
 _PUNCTUATION = {
     ")": "RPAR",
@@ -47,19 +52,25 @@ _PUNCTUATION = {
 }
 
 
-class GkToken(Token):
-    """A lark token that also carries the decoded value of literals, classes and rule names."""
+class GkToken:
+    """A token: its kind, text, character offsets ``[start, end)``, and decoded ``payload``.
 
-    payload: Any = None
-    seq: int = 0  # position in the token stream
+    ``payload`` is the value of literals, classes, integers and booleans, and ``(name,
+    attributes)`` for names; ``seq`` is the token's position in the stream.
+    """
 
-    @property
-    def start(self) -> int:
-        return self.start_pos or 0
+    __slots__ = ("end", "payload", "seq", "start", "type", "value")
 
-    @property
-    def end(self) -> int:
-        return self.end_pos or 0
+    def __init__(self, kind: str, value: str, start: int, end: int, payload: Any = None):
+        self.type = kind
+        self.value = value
+        self.start = start
+        self.end = end
+        self.payload = payload
+        self.seq = 0
+
+    def __repr__(self) -> str:
+        return f"GkToken({self.type}, {self.value!r}, {self.start})"
 
 
 @dataclass
@@ -107,8 +118,7 @@ class Lexer:
         self.diagnostics.append(error(code, message, Span(start, end if end else start + 1), hint))
 
     def _emit(self, kind: str, start: int, end: int, payload: Any = None) -> GkToken:
-        token = GkToken(kind, self.text[start:end], start_pos=start, end_pos=end)
-        token.payload = payload
+        token = GkToken(kind, self.text[start:end], start, end, payload)
         self.tokens.append(token)
         return token
 
@@ -116,8 +126,9 @@ class Lexer:
         m = _SPACE.match(self.text, self.pos)
         if m is None:
             return
-        for c in re.finditer(r"#([^\r\n]*)", m.group()):
-            self.comments.append((c.group(1), Span(self.pos + c.start(), self.pos + c.end())))
+        if "#" in m.group():
+            for c in _COMMENT.finditer(m.group()):
+                self.comments.append((c.group(1), Span(self.pos + c.start(), self.pos + c.end())))
         self.pos = m.end()
 
     # -- token kinds -----------------------------------------------------------------------
@@ -139,7 +150,7 @@ class Lexer:
             else:  # an undecodable byte
                 self._error(
                     "GK113",
-                    "invalid UTF-8 in string literal",
+                    "invalid UTF-8 (or a lone surrogate) in string literal",
                     i,
                     i + 1,
                     "save the grammar as UTF-8",
@@ -218,7 +229,7 @@ class Lexer:
             elif _INVALID_BYTE.match(c):
                 self._error(
                     "GK113",
-                    "invalid UTF-8 in character class",
+                    "invalid UTF-8 (or a lone surrogate) in character class",
                     i,
                     i + 1,
                     "save the grammar as UTF-8",
@@ -339,12 +350,18 @@ class Lexer:
                 return None
             start = i
             i = skip(i + len(key))
-            value: int | str | None = None
-            if key == "max_tokens":
+            value: int | float | str | None = None
+            if key in ("max_tokens", "max_chars"):
                 m = re.compile(r"=[ \t]*([0-9]{1,10})(?![0-9])").match(text, i)
                 if m is None:
                     return None
                 value, i = int(m.group(1)), m.end()
+            elif key == "temperature":
+                m = _FLOAT_CHARS.match(text, i)
+                number = _STRTOD_PREFIX.match(m.group(1)) if m else None
+                if m is None or number is None:
+                    return None
+                value, i = float(number.group()), m.end()  # 1e999 is inf, as in C
             elif key in ("capture", "stop_capture"):
                 m = re.compile(r'=[ \t]*"([^"\\\r\n\0]*)"').match(text, i)
                 if m is not None:
@@ -362,15 +379,9 @@ class Lexer:
         if i >= len(text) or text[i] != "]" or not text.startswith("::=", skip(i + 1)):
             return None
         for attribute in attributes:
-            if attribute.value == "":
-                what = "capture" if attribute.key == "capture" else "stop capture"
-                self._error(
-                    "GK112",
-                    f"the {what} name must not be empty",
-                    name_start,
-                    self.pos,
-                    f'write `{attribute.key}="name"`',
-                )
+            problem = _attribute_problem(attribute)
+            if problem is not None:
+                self._error("GK112", problem[0], name_start, self.pos, problem[1])
         self.pos = i + 1
         return tuple(attributes)
 
@@ -492,6 +503,23 @@ class Lexer:
             prev.type = "RULE_NAME"
 
 
+def _attribute_problem(attribute: Attribute) -> tuple[str, str] | None:
+    """What xgrammar 0.2.8 rejects in a well-formed attribute: ``(message, hint)``."""
+    key, value = attribute.key, attribute.value
+    if value == "" and key in ("capture", "stop_capture"):
+        what = "capture" if key == "capture" else "stop capture"
+        return f"the {what} name must not be empty", f'write `{key}="name"`'
+    if key == "max_chars" and isinstance(value, int) and value > _MAX_INT32:
+        return f"max_chars={value} is too large", f"the limit is {_MAX_INT32}"
+    finite = isinstance(value, float) and math.isfinite(value) and 0 <= value <= _MAX_FLOAT32
+    if key == "temperature" and not finite:
+        return "the temperature must be a finite non-negative number", "write `temperature=0.7`"
+    return None
+
+
+_MAX_FLOAT32 = 3.4028234663852886e38
+
+
 class _LineIndex:
     def __init__(self, text: str):
         self.starts = [m.end() for m in re.finditer(r"\r\n|\r|\n", text)]
@@ -510,7 +538,7 @@ def _escape_hint(text: str, i: int, in_class: bool) -> str:
         return "`\\x` needs at least one hex digit"
     if c in "uU":
         return f"`\\{c}` needs exactly {4 if c == 'u' else 8} hex digits"
-    allowed = "\\\" \\' \\? \\\\ \\a \\b \\e \\f \\n \\r \\t \\v \\0 \\xH.. \\uHHHH \\UHHHHHHHH"
+    allowed = "\\\" \\' \\? \\\\ \\/ \\a \\b \\e \\f \\n \\r \\t \\v \\0 \\xH.. \\uHHHH \\UHHHHHHHH"
     if in_class:
         allowed += " and \\^ \\$ \\. \\* \\+ \\? \\( \\) \\[ \\] \\{ \\} \\| \\/ \\-"
     return f"valid escapes are {allowed}"

@@ -11,21 +11,18 @@ line and column.
 
 from __future__ import annotations
 
-import difflib
-from collections.abc import Callable, Iterator
-from dataclasses import dataclass
+from collections.abc import Callable
+from dataclasses import dataclass, replace
 from functools import lru_cache
-from importlib import resources
 from typing import Any, ClassVar
 
-from lark import Lark, Tree
-from lark.exceptions import UnexpectedToken
-from lark.lexer import Lexer as LarkLexer
-
+from grammarkit._gc import paused_gc
 from grammarkit.diagnostics import MAX_DIAGNOSTICS, Diagnostic, Severity, error
-from grammarkit.ebnf import ast
+from grammarkit.ebnf import ast, lalr
 from grammarkit.ebnf.escapes import quote_string
+from grammarkit.ebnf.lalr import EndOfInput, SyntaxErrorAt
 from grammarkit.ebnf.lexer import CharClassValue, GkToken, tokenize
+from grammarkit.ebnf.suggest import NameSuggester
 
 MAX_NESTING = 1000
 """Groups nested deeper than this are an error, as in xgrammar."""
@@ -56,30 +53,6 @@ _TOKEN_NAMES = {
 _ELEMENT_START = {"STRING", "CLASS", "IDENT", "MACRO", "LPAR"}
 
 
-class _TokenFeed(LarkLexer):
-    """Hands pre-scanned tokens to Lark."""
-
-    def __init__(self, conf: Any) -> None:
-        pass
-
-    def lex(self, tokens: Any) -> Iterator[GkToken]:  # type: ignore[override]
-        yield from tokens
-
-
-@lru_cache(maxsize=1)
-def _lark() -> Lark:
-    """The dialect's LALR parser; its tables are cached on disk (a pre-commit hook parses once)."""
-    source = resources.files("grammarkit.ebnf").joinpath("syntax.lark").read_text("utf-8")
-    return Lark(
-        source,
-        parser="lalr",
-        lexer=_TokenFeed,
-        start=["rule", "macro_call"],
-        propagate_positions=True,
-        cache=True,
-    )
-
-
 @dataclass(frozen=True)
 class ParseResult:
     """The rules that parsed (possibly partial when there are errors) and all diagnostics."""
@@ -93,19 +66,33 @@ class ParseResult:
 
 
 class _Problems:
-    """Diagnostics with xgrammar's reporting order: (phase, detection token index)."""
+    """Diagnostics with xgrammar's reporting order: (phase, detection token index).
+
+    A hint that is costly to find (a close rule name) is given as a function, called only for
+    the diagnostics that are shown.
+    """
 
     def __init__(self) -> None:
-        self.items: list[tuple[int, int, int, Diagnostic]] = []
+        self.items: list[tuple[int, int, int, Diagnostic, Callable[[], str] | None]] = []
 
-    def add(self, phase: int, index: int, diagnostic: Diagnostic) -> None:
-        self.items.append((phase, index, len(self.items), diagnostic))
+    def add(
+        self,
+        phase: int,
+        index: int,
+        diagnostic: Diagnostic,
+        hint: Callable[[], str] | None = None,
+    ) -> None:
+        self.items.append((phase, index, len(self.items), diagnostic, hint))
 
     def sorted(self) -> list[Diagnostic]:
-        ordered = [d for *_, d in sorted(self.items, key=lambda item: item[:3])]
-        if len(ordered) <= MAX_DIAGNOSTICS:
+        shown = sorted(self.items, key=lambda item: item[:3])
+        ordered = [
+            d if hint is None else replace(d, hint=hint())
+            for *_, d, hint in shown[:MAX_DIAGNOSTICS]
+        ]
+        if len(shown) <= MAX_DIAGNOSTICS:
             return ordered
-        more = len(ordered) - MAX_DIAGNOSTICS
+        more = len(shown) - MAX_DIAGNOSTICS
         note = Diagnostic(
             "GK100",
             Severity.NOTE,
@@ -113,7 +100,12 @@ class _Problems:
             None,
             "fix the errors above first; later ones are often consequences",
         )
-        return [*ordered[:MAX_DIAGNOSTICS], note]
+        return [*ordered, note]
+
+
+@lru_cache(maxsize=1)
+def _parser() -> lalr.Parser:
+    return lalr.parser(_RuleBuilder._handlers)
 
 
 def _span(token: GkToken) -> ast.Span:
@@ -122,6 +114,11 @@ def _span(token: GkToken) -> ast.Span:
 
 def parse(text: str, root: str = "root") -> ParseResult:
     """Parse dialect ``text``; ``root`` names the rule a derivation starts from."""
+    with paused_gc():
+        return _parse(text, root)
+
+
+def _parse(text: str, root: str) -> ParseResult:
     lexed = tokenize(text)
     tokens = lexed.tokens
     for i, token in enumerate(tokens):
@@ -132,9 +129,10 @@ def parse(text: str, root: str = "root") -> ParseResult:
         problems.add(phase, d.span.start if d.span else 0, d)
 
     names = _rule_names(tokens, root, problems)
+    suggester = NameSuggester(names)
     rules: list[ast.Rule] = []
     for chunk, follower in _split_rules(tokens, problems):
-        rule = _RuleBuilder(chunk, follower, names, problems).build()
+        rule = _RuleBuilder(chunk, follower, names, suggester, problems).build()
         if rule is not None:
             rules.append(rule)
     for rule in rules:
@@ -156,7 +154,7 @@ def parse(text: str, root: str = "root") -> ParseResult:
     return ParseResult(ast.GrammarAST(tuple(rules), comments), problems.sorted())
 
 
-def _rule_names(tokens: list[GkToken], root: str, problems: _Problems) -> set[str]:
+def _rule_names(tokens: list[GkToken], root: str, problems: _Problems) -> dict[str, GkToken]:
     names: dict[str, GkToken] = {}
     for i, token in enumerate(tokens):
         if token.type != "RULE_NAME":
@@ -171,20 +169,20 @@ def _rule_names(tokens: list[GkToken], root: str, problems: _Problems) -> set[st
                     "GK104",
                     f"rule `{name}` is defined more than once",
                     _span(token),
-                    f"the first definition is at offset {first.start_pos}; rename or merge them "
+                    f"the first definition is at offset {first.start}; rename or merge them "
                     "into one rule with `|`",
                 ),
             )
         else:
             names[name] = token
     if root not in names:
-        hint = _did_you_mean(root, names) or (
+        hint = NameSuggester(names).hint(root) or (
             f"define `{root} ::= ...`" if names else f"a grammar needs at least `{root} ::= ...`"
         )
         problems.add(
             3, 0, error("GK105", f"the root rule `{root}` is not defined", _span(tokens[0]), hint)
         )
-    return set(names)
+    return names
 
 
 def _lookahead_problem(expr: ast.Expr) -> str | None:
@@ -198,11 +196,6 @@ def _lookahead_problem(expr: ast.Expr) -> str | None:
         if isinstance(expr, kind):
             return f"{name} cannot stand alone in a lookahead"
     return None
-
-
-def _did_you_mean(name: str, candidates: Any) -> str | None:
-    close = difflib.get_close_matches(name, list(candidates), n=1, cutoff=0.6)
-    return f"did you mean `{close[0]}`?" if close else None
 
 
 def _split_rules(tokens: list[GkToken], problems: _Problems) -> list[tuple[list[GkToken], GkToken]]:
@@ -237,11 +230,17 @@ class _RuleBuilder:
     """Parses one rule definition and builds its AST node."""
 
     def __init__(
-        self, tokens: list[GkToken], follower: GkToken, names: set[str], problems: _Problems
+        self,
+        tokens: list[GkToken],
+        follower: GkToken,
+        names: dict[str, GkToken],
+        suggester: NameSuggester,
+        problems: _Problems,
     ):
         self.tokens = tokens
         self.follower = follower
         self.names = names
+        self.suggester = suggester
         self.problems = problems
 
     def _add(
@@ -255,9 +254,9 @@ class _RuleBuilder:
             return None
         macro_error = self._parse_macros()
         try:
-            tree = _lark().parse(self.tokens, start="rule")  # our tokens are lark's text
-        except UnexpectedToken as exc:
-            tree = None
+            rule: ast.Rule | None = _parser().parse(self.tokens, "rule", self)
+        except SyntaxErrorAt as exc:
+            rule = None
             if macro_error is None or self._error_seq(exc) < macro_error:
                 self._syntax_error(exc)
         self._check_tokens()
@@ -265,9 +264,8 @@ class _RuleBuilder:
             if token.type == "CLASS":
                 for d in token.payload[1]:
                     self.problems.add(4, token.seq, d)
-        if tree is None:
-            return None
-        return self._rule(tree)
+        return rule
+
 
     def _parse_macros(self) -> int | None:
         """Parse and check each macro call on its own, as xgrammar does before reading on.
@@ -292,13 +290,13 @@ class _RuleBuilder:
                         stop = j + 1
                         break
             try:
-                tree = _lark().parse(tokens[k:stop], start="macro_call")
-            except UnexpectedToken as exc:
+                call = _parser().parse(tokens[k:stop], "macro_call", self)
+            except SyntaxErrorAt as exc:
                 if exc.token.type == "$END" and stop < len(tokens):
                     exc.token = tokens[stop]  # the call ended early: blame what follows
                 self._syntax_error(exc)
                 return self._error_seq(exc)
-            self.macros[tokens[k].seq] = self._expr(tree)
+            self.macros[tokens[k].seq] = call
             k = stop
         return None
 
@@ -374,19 +372,16 @@ class _RuleBuilder:
                     self._undefined(token.seq, name, _span(token))
 
     def _undefined(self, index: int, name: str, span: ast.Span) -> None:
-        self._add(
-            index,
-            "GK103",
-            f"rule `{name}` is not defined",
-            span,
-            _did_you_mean(name, self.names) or f"define it with `{name} ::= ...`",
-        )
+        def hint() -> str:
+            return self.suggester.hint(name) or f"define it with `{name} ::= ...`"
 
-    def _error_seq(self, exc: UnexpectedToken) -> int:
+        self.problems.add(4, index, error("GK103", f"rule `{name}` is not defined", span), hint)
+
+    def _error_seq(self, exc: SyntaxErrorAt) -> int:
         token = exc.token
-        return token.seq if isinstance(token, GkToken) else self.follower.seq
+        return self.follower.seq if isinstance(token, EndOfInput) else token.seq
 
-    def _syntax_error(self, exc: UnexpectedToken) -> int:
+    def _syntax_error(self, exc: SyntaxErrorAt) -> int:
         token = exc.token
         if token.type == "$END":
             # xgrammar reports the position of whatever follows the rule: the next rule's name
@@ -410,77 +405,50 @@ class _RuleBuilder:
         self._add(index, "GK101", message, span, hint)
         return end
 
-    # -- tree to AST -------------------------------------------------------------------------
-    def _rule(self, tree: Tree) -> ast.Rule:
-        name_token = tree.children[0]
-        assert isinstance(name_token, GkToken)
-        body = self._expr(tree.children[2])
-        lookahead = None
-        if len(tree.children) > 3:
-            lookahead = self._expr(tree.children[3].children[1])
+    # -- reductions to AST nodes -----------------------------------------------------------
+    def _rule(self, values: list[Any], start: int, end: int) -> ast.Rule:
+        name_token: GkToken = values[0]
+        lookahead = values[3] if len(values) > 3 else None
         name, attributes = name_token.payload
-        meta = tree.meta
-        return ast.Rule(
-            name,
-            body,
-            lookahead,
-            attributes,
-            ast.Span(meta.start_pos, meta.end_pos),
-            _span(name_token),
-        )
+        span = ast.Span(start, end)
+        return ast.Rule(name, values[2], lookahead, attributes, span, _span(name_token))
 
-    def _expr(self, tree: Tree) -> ast.Expr:
-        """Build the AST for a ``choices`` subtree, iteratively (trees can be very deep)."""
-        results: dict[int, Any] = {}
-        stack: list[tuple[Any, bool]] = [(tree, False)]
-        while stack:
-            node, ready = stack.pop()
-            if not isinstance(node, Tree):
-                continue
-            if not ready:
-                stack.append((node, True))
-                stack.extend((child, False) for child in reversed(node.children))
-                continue
-            values = [results.pop(id(c)) if isinstance(c, Tree) else c for c in node.children]
-            results[id(node)] = self._handlers[node.data](self, node, values)
-        return results[id(tree)]
+    def _lookahead(self, values: list[Any], start: int, end: int) -> ast.Expr:
+        return values[1]
 
-    def _meta_span(self, node: Tree) -> ast.Span:
-        return ast.Span(node.meta.start_pos, node.meta.end_pos)
-
-    def _choices(self, node: Tree, values: list[Any]) -> ast.Expr:
+    def _choices(self, values: list[Any], start: int, end: int) -> ast.Expr:
         alternatives = tuple(v for v in values if not isinstance(v, GkToken))
         if len(alternatives) == 1:
             return alternatives[0]
-        return ast.Choice(alternatives, self._meta_span(node))
+        return ast.Choice(alternatives, ast.Span(start, end))
 
-    def _sequence(self, node: Tree, values: list[Any]) -> ast.Expr:
+    def _sequence(self, values: list[Any], start: int, end: int) -> ast.Expr:
         if len(values) == 1:
             return values[0]
-        return ast.Sequence(tuple(values), self._meta_span(node))
+        return ast.Sequence(tuple(values), ast.Span(start, end))
 
-    def _item(self, node: Tree, values: list[Any]) -> ast.Expr:
+    def _item(self, values: list[Any], start: int, end: int) -> ast.Expr:
         if len(values) == 1:
             return values[0]
         element, (low, high, op) = values
-        return ast.Repeat(element, low, high, op, self._meta_span(node))
+        return ast.Repeat(element, low, high, op, ast.Span(start, end))
 
-    def _star(self, node: Tree, values: list[Any]) -> tuple[int, int | None, str]:
+    def _star(self, values: list[Any], start: int, end: int) -> tuple[int, int | None, str]:
         return 0, None, "*"
 
-    def _plus(self, node: Tree, values: list[Any]) -> tuple[int, int | None, str]:
+    def _plus(self, values: list[Any], start: int, end: int) -> tuple[int, int | None, str]:
         return 1, None, "+"
 
-    def _optional(self, node: Tree, values: list[Any]) -> tuple[int, int | None, str]:
+    def _optional(self, values: list[Any], start: int, end: int) -> tuple[int, int | None, str]:
         return 0, 1, "?"
 
-    def _exactly(self, node: Tree, values: list[Any]) -> tuple[int, int | None, str]:
+    def _exactly(self, values: list[Any], start: int, end: int) -> tuple[int, int | None, str]:
         return values[1].payload, values[1].payload, "{}"
 
-    def _at_least(self, node: Tree, values: list[Any]) -> tuple[int, int | None, str]:
+    def _at_least(self, values: list[Any], start: int, end: int) -> tuple[int, int | None, str]:
         return values[1].payload, None, "{}"
 
-    def _between(self, node: Tree, values: list[Any]) -> tuple[int, int | None, str]:
+    def _between(self, values: list[Any], start: int, end: int) -> tuple[int, int | None, str]:
         low: int = values[1].payload
         bound: GkToken = values[3]
         if bound.type == "IDENT":  # `-1`, or a name already reported by _check_tokens
@@ -488,55 +456,55 @@ class _RuleBuilder:
         high: int = bound.payload  # reversed bounds are reported by _check_tokens
         return min(low, high), max(low, high), "{}"
 
-    def _bound(self, node: Tree, values: list[Any]) -> GkToken:
+    def _bound(self, values: list[Any], start: int, end: int) -> GkToken:
         return values[0]
 
-    def _empty_group(self, node: Tree, values: list[Any]) -> ast.Expr:
-        return ast.Sequence((), self._meta_span(node))
+    def _empty_group(self, values: list[Any], start: int, end: int) -> ast.Expr:
+        return ast.Sequence((), ast.Span(start, end))
 
-    def _group(self, node: Tree, values: list[Any]) -> ast.Expr:
+    def _group(self, values: list[Any], start: int, end: int) -> ast.Expr:
         return values[1]
 
-    def _string(self, node: Tree, values: list[Any]) -> ast.Expr:
+    def _string(self, values: list[Any], start: int, end: int) -> ast.Expr:
         token: GkToken = values[0]
         return ast.Literal(token.payload, _span(token))
 
-    def _char_class(self, node: Tree, values: list[Any]) -> ast.Expr:
+    def _char_class(self, values: list[Any], start: int, end: int) -> ast.Expr:
         token: GkToken = values[0]
         value: CharClassValue = token.payload[0]
         return ast.CharClass(value.ranges, value.negated, _span(token))
 
-    def _rule_ref(self, node: Tree, values: list[Any]) -> ast.Expr:
+    def _rule_ref(self, values: list[Any], start: int, end: int) -> ast.Expr:
         token: GkToken = values[0]
         return ast.RuleRef(token.payload[0], _span(token))
 
     # -- macros ------------------------------------------------------------------------------
-    def _value(self, node: Tree, values: list[Any]) -> Any:
+    def _value(self, values: list[Any], start: int, end: int) -> Any:
         value = values[0]
         if isinstance(value, (_Tuple, _Scalar)):
             return value
         return _Scalar(value.type, value.payload, value)
 
-    def _name(self, node: Tree, values: list[Any]) -> Any:
+    def _name(self, values: list[Any], start: int, end: int) -> Any:
         token: GkToken = values[0]
         return _Scalar("IDENT", token.payload[0], token)
 
-    def _tuple(self, node: Tree, values: list[Any]) -> Any:
+    def _tuple(self, values: list[Any], start: int, end: int) -> Any:
         return _Tuple([v for v in values if isinstance(v, (_Scalar, _Tuple))])
 
-    def _named_arg(self, node: Tree, values: list[Any]) -> Any:
+    def _named_arg(self, values: list[Any], start: int, end: int) -> Any:
         return (values[0].value, values[2])
 
-    def _positional_arg(self, node: Tree, values: list[Any]) -> Any:
+    def _positional_arg(self, values: list[Any], start: int, end: int) -> Any:
         return (None, values[0])
 
-    def _macro_args(self, node: Tree, values: list[Any]) -> Any:
+    def _macro_args(self, values: list[Any], start: int, end: int) -> Any:
         return [v for v in values if isinstance(v, tuple)]
 
-    def _macro(self, node: Tree, values: list[Any]) -> ast.Expr:
+    def _macro(self, values: list[Any], start: int, end: int) -> ast.Expr:
         return values[0]
 
-    def _macro_call(self, node: Tree, values: list[Any]) -> ast.Expr:
+    def _macro_call(self, values: list[Any], start: int, end: int) -> ast.Expr:
         name_token: GkToken = values[0]
         if name_token.seq in self.macros:
             return self.macros[name_token.seq]
@@ -548,11 +516,11 @@ class _RuleBuilder:
         for k, v in args:
             if k is not None:
                 named[k] = v
-        span = self._meta_span(node)
+        span = ast.Span(start, end)
         macro = _Macro(self, name_token.payload[0], positional, named, _span(lpar), rpar.seq, span)
         return macro.build()
 
-    _handlers: ClassVar[dict[str, Callable[[_RuleBuilder, Tree, list[Any]], Any]]] = {}
+    _handlers: ClassVar[dict[str, Callable[[_RuleBuilder, list[Any], int, int], Any]]] = {}
 
 
 @dataclass
@@ -734,6 +702,8 @@ class _Macro:
 
 
 _RuleBuilder._handlers = {
+    "rule": _RuleBuilder._rule,
+    "lookahead": _RuleBuilder._lookahead,
     "choices": _RuleBuilder._choices,
     "sequence": _RuleBuilder._sequence,
     "item": _RuleBuilder._item,
@@ -761,7 +731,7 @@ _RuleBuilder._handlers = {
 
 
 def _explain_syntax(
-    found: str, expected: list[str], exc: UnexpectedToken, tokens: list[GkToken], end: int
+    found: str, expected: list[str], exc: SyntaxErrorAt, tokens: list[GkToken], end: int
 ) -> tuple[str, str | None]:
     prev = tokens[end - 1] if end > 0 else None
     token = exc.token

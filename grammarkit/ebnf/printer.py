@@ -265,8 +265,8 @@ def _attribute(attribute: Attribute, rule_name: str) -> str:
         return attribute.key
     if isinstance(value, bool):
         return f"{attribute.key}={'true' if value else 'false'}"
-    if isinstance(value, int):
-        return f"{attribute.key}={value}"
+    if isinstance(value, (int, float)):
+        return f"{attribute.key}={value!r}"
     return f"{attribute.key}={quote_string(value)}"
 
 

@@ -12,8 +12,8 @@ from typing import Any
 
 from grammarkit.vocab.decoding import BYTE_TO_UNICODE, TokenDecoding
 from grammarkit.vocab.errors import VocabularyError
-from grammarkit.vocab.raw import RawVocab
-from grammarkit.vocab.tokenizer_json import MAX_TOKEN_ID, raw_from_spec
+from grammarkit.vocab.raw import MAX_TOKEN_ID, RawVocab
+from grammarkit.vocab.tokenizer_json import raw_from_spec
 
 _BYTE_LEVEL_ALPHABET = frozenset(BYTE_TO_UNICODE.values())
 

@@ -13,9 +13,9 @@ from pathlib import Path
 from grammarkit.vocab.errors import VocabularyError
 from grammarkit.vocab.known import file_digest, known_special_tokens
 from grammarkit.vocab.quicktok_file import looks_like_quicktok, read_quicktok
-from grammarkit.vocab.raw import RawVocab
+from grammarkit.vocab.raw import MAX_TOKEN_ID, RawVocab
 from grammarkit.vocab.tiktoken_file import looks_like_tiktoken, read_tiktoken
-from grammarkit.vocab.tokenizer_json import MAX_TOKEN_ID, read_tokenizer_json
+from grammarkit.vocab.tokenizer_json import read_tokenizer_json
 
 _EXPECTED = "expected a HuggingFace tokenizer.json, a .tiktoken file or a quicktok .vocab file"
 
@@ -82,9 +82,19 @@ def add_special_tokens(raw: RawVocab, special_tokens: Mapping[str, int]) -> None
         When an id is negative or already holds a different token.
     """
     for text, token_id in special_tokens.items():
-        token = text.encode("utf-8")
-        if not 0 <= token_id < MAX_TOKEN_ID:
-            raise VocabularyError(f"{raw.source}: special token {text!r} has bad id {token_id}")
+        if not isinstance(text, str):
+            raise VocabularyError(f"{raw.source}: special token {text!r} is not a str")
+        try:
+            token = text.encode("utf-8")
+        except UnicodeEncodeError:
+            raise VocabularyError(
+                f"{raw.source}: special token {text!r} is not valid Unicode (a lone surrogate)"
+            ) from None
+        if type(token_id) is not int or not 0 <= token_id < MAX_TOKEN_ID:
+            raise VocabularyError(
+                f"{raw.source}: special token {text!r} has bad id {token_id!r} (ids are ints "
+                f"below {MAX_TOKEN_ID:,})"
+            )
         if token_id < len(raw.tokens) and raw.tokens[token_id] not in (b"", token):
             raise VocabularyError(
                 f"{raw.source}: special token {text!r} would replace token {token_id} "

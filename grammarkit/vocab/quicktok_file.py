@@ -10,8 +10,7 @@ import struct
 from pathlib import Path
 
 from grammarkit.vocab.errors import VocabularyError
-from grammarkit.vocab.raw import RawVocab
-from grammarkit.vocab.tokenizer_json import MAX_TOKEN_ID
+from grammarkit.vocab.raw import MAX_TOKEN_ID, RawVocab
 
 
 def looks_like_quicktok(data: bytes) -> bool:
@@ -54,7 +53,7 @@ def read_quicktok(data: bytes, path: Path) -> RawVocab:
     if offset != len(data) or max(ranks) >= MAX_TOKEN_ID:
         raise VocabularyError(
             f"{source}: not a quicktok vocab ({len(data) - offset} stray bytes after "
-            f"{count} records, largest rank {max(ranks)})"
+            f"{count} records, largest rank {max(ranks)}; ranks must be below {MAX_TOKEN_ID:,})"
         )
     raw = RawVocab([b""] * (max(ranks) + 1), source)
     for rank, token in zip(ranks, tokens):

@@ -4,6 +4,14 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+MAX_TOKEN_ID = 1 << 20
+"""Token ids must be below this (1,048,576), four times the largest real vocabularies (~262k).
+
+A vocabulary is dense (one entry per id), so a file naming id ``n`` costs memory and time for
+``n`` ids however few tokens it lists: at this limit about 3 s and 200 MB. Higher ids are
+refused as corrupt.
+"""
+
 
 @dataclass
 class RawVocab:

@@ -11,12 +11,12 @@ import re
 from pathlib import Path
 
 from grammarkit.vocab.errors import VocabularyError
-from grammarkit.vocab.raw import RawVocab
-from grammarkit.vocab.tokenizer_json import MAX_TOKEN_ID
+from grammarkit.vocab.raw import MAX_TOKEN_ID, RawVocab
 
 _LINE = rb"[A-Za-z0-9+/]*={0,2}[ \t]+[0-9]+[ \t]*\r?"
 _FILE = re.compile(rb"(?:" + _LINE + rb"\n|[ \t]*\r?\n)*(?:" + _LINE + rb")?[ \t\r\n]*")
 _ONE_LINE = re.compile(_LINE + rb"|[ \t\r]*")
+_RANK_DIGITS = len(str(MAX_TOKEN_ID))
 
 
 def looks_like_tiktoken(data: bytes) -> bool:
@@ -58,9 +58,14 @@ def read_tiktoken(data: bytes, path: Path) -> RawVocab:
         tokens = [binascii.a2b_base64(b64) for b64 in fields[0::2]]
     except binascii.Error as exc:
         raise VocabularyError(f"{source}: bad base64 token ({exc}){truncated}") from exc
-    ranks = [int(rank) for rank in fields[1::2]]
+    too_long = next((rank for rank in fields[1::2] if len(rank.lstrip(b"0")) > _RANK_DIGITS), None)
+    ranks = [MAX_TOKEN_ID if too_long else int(rank) for rank in fields[1::2]]
     if max(ranks) >= MAX_TOKEN_ID:
-        raise VocabularyError(f"{source}: rank {max(ranks)} is out of range")
+        shown = (too_long or str(max(ranks)).encode())[:20].decode()
+        raise VocabularyError(
+            f"{source}: rank {shown}{'...' if too_long else ''} is out of range (ranks are "
+            f"token ids, which must be below {MAX_TOKEN_ID:,})"
+        )
     if len(set(ranks)) != len(ranks) or len(set(tokens)) != len(tokens):
         _raise_duplicate(source, tokens, ranks, truncated)
     raw = RawVocab([b""] * (max(ranks) + 1), source)

@@ -15,10 +15,9 @@ from typing import Any
 
 from grammarkit.vocab.decoding import TokenDecoding
 from grammarkit.vocab.errors import VocabularyError
-from grammarkit.vocab.raw import RawVocab
+from grammarkit.vocab.raw import MAX_TOKEN_ID, RawVocab
 
-MAX_TOKEN_ID = 1 << 24
-"""Ids at or above this are rejected as corrupt (the largest real vocabularies are ~260k)."""
+_TOO_DEEP = "the JSON is nested too deeply to read"
 
 _SEQUENCE_KEYS = {"decoders", "normalizers", "pretokenizers"}
 _UNSUPPORTED_MODELS = {"WordPiece"}
@@ -98,7 +97,11 @@ def _model_vocab(model: Mapping[str, Any], source: str) -> tuple[list[str], list
             raise VocabularyError(f"{source}: Unigram model has no vocab list")
         strings = [str(entry[0]) for entry in vocab]
         unk = model.get("unk_id")
-        return strings, list(range(len(strings))), unk if isinstance(unk, int) else None
+        if unk is not None and not (type(unk) is int and 0 <= unk < len(strings)):
+            raise VocabularyError(
+                f"{source}: Unigram unk_id {unk!r} is not an id of its {len(strings)} tokens"
+            )
+        return strings, list(range(len(strings))), unk
     if not isinstance(vocab, Mapping):
         raise VocabularyError(f"{source}: model {kind!r} has no vocab mapping")
     strings = list(vocab.keys())
@@ -126,7 +129,8 @@ def raw_from_spec(spec: Any, source: str) -> RawVocab:
     except (KeyError, TypeError, IndexError, AttributeError, ValueError) as exc:
         if isinstance(exc, VocabularyError):
             raise
-        raise VocabularyError(f"{source}: malformed tokenizer.json ({exc!r})") from exc
+        why = "a token is not valid Unicode" if isinstance(exc, UnicodeError) else repr(exc)
+        raise VocabularyError(f"{source}: malformed tokenizer.json ({why})") from exc
 
 
 def _raw_from_spec(spec: Mapping[str, Any], source: str) -> RawVocab:
@@ -137,7 +141,10 @@ def _raw_from_spec(spec: Mapping[str, Any], source: str) -> RawVocab:
     if not all_ids:
         raise VocabularyError(f"{source}: the tokenizer has an empty vocabulary")
     if min(all_ids) < 0 or max(all_ids) >= MAX_TOKEN_ID:
-        raise VocabularyError(f"{source}: token id out of range ({min(all_ids)}..{max(all_ids)})")
+        raise VocabularyError(
+            f"{source}: token id out of range ({min(all_ids)}..{max(all_ids)}; ids must be "
+            f"below {MAX_TOKEN_ID:,})"
+        )
     raw = RawVocab([b""] * (max(all_ids) + 1), source)
     tokens = raw.tokens
     for token_id, token in zip(ids, decoding.decode_all(strings)):
@@ -165,6 +172,8 @@ def read_tokenizer_json(data: bytes, path: Path) -> RawVocab:
         raise VocabularyError(
             f"{source}: not valid JSON at line {exc.lineno} column {exc.colno}: {exc.msg}{hint}"
         ) from exc
+    except RecursionError as exc:
+        raise VocabularyError(f"{source}: not a tokenizer.json: {_TOO_DEEP}") from exc
     raw = raw_from_spec(spec, source)
     _apply_sibling_configs(raw, path.parent)
     return raw
@@ -177,13 +186,22 @@ def _read_json(path: Path) -> Mapping[str, Any] | None:
         doc = json.loads(path.read_bytes())
     except (OSError, ValueError) as exc:
         raise VocabularyError(f"{path}: unreadable tokenizer metadata ({exc})") from exc
+    except RecursionError as exc:
+        raise VocabularyError(f"{path}: unreadable tokenizer metadata: {_TOO_DEEP}") from exc
     return doc if isinstance(doc, Mapping) else None
 
 
 def _content(value: Any) -> str | None:
+    """The text of a token entry; ``None`` when it is not text (or not encodable as UTF-8)."""
     if isinstance(value, Mapping):
         value = value.get("content")
-    return value if isinstance(value, str) else None
+    if not isinstance(value, str):
+        return None
+    try:
+        value.encode("utf-8")
+    except UnicodeEncodeError:
+        return None
+    return value
 
 
 def _apply_sibling_configs(raw: RawVocab, directory: Path) -> None:

@@ -8,7 +8,7 @@ from typing import Any
 
 from grammarkit.vocab.arrays import VocabArrays, build_arrays
 from grammarkit.vocab.errors import VocabularyError
-from grammarkit.vocab.raw import RawVocab
+from grammarkit.vocab.raw import MAX_TOKEN_ID, RawVocab
 from grammarkit.vocab.special import detect_special, detect_stop
 
 
@@ -62,8 +62,10 @@ class Vocabulary:
         stops = frozenset(stop_ids)
         special = set(special_ids) | stops
         size = len(token_list) if vocab_size is None else vocab_size
-        if size <= 0:
-            raise VocabularyError(f"{source}: vocab_size must be positive, got {size}")
+        if not 0 < size <= MAX_TOKEN_ID:
+            raise VocabularyError(
+                f"{source}: vocab_size must be positive and at most {MAX_TOKEN_ID:,}, got {size}"
+            )
         dropped = [i for i in range(size, len(token_list)) if token_list[i] and i not in special]
         if dropped:
             raise VocabularyError(
@@ -150,8 +152,16 @@ class Vocabulary:
         """
         from grammarkit.vocab.loaders import load_file
 
-        raw = load_file(path, special_tokens)
-        return cls._from_raw(raw, stop_ids=stop_ids, vocab_size=vocab_size)
+        try:
+            raw = load_file(path, special_tokens)
+            return cls._from_raw(raw, stop_ids=stop_ids, vocab_size=vocab_size)
+        except VocabularyError:
+            raise
+        except (ValueError, TypeError, AttributeError, LookupError, RecursionError) as exc:
+            # A malformed file the loaders did not foresee: still one error type, naming it.
+            raise VocabularyError(
+                f"{path}: cannot read it as a tokenizer file ({type(exc).__name__}: {exc})"
+            ) from exc
 
     @classmethod
     def from_tokenizer(

@@ -170,3 +170,12 @@ def test_huge_alternation_and_classes() -> None:
     found, seconds = _timed(text)
     assert found == []
     assert seconds < 20
+
+
+def test_a_loop_over_a_very_long_sequence_lints_in_linear_time() -> None:
+    # GK206 once compared every item of a sequence with every other: quadratic.
+    items = " ".join(f'"w{i}"?' for i in range(20_000))
+    start = time.perf_counter()
+    found = lint(f'root ::= ({items} [ ]*)* "end"\n')
+    assert [d.code for d in found] == ["GK205", "GK206"]
+    assert time.perf_counter() - start < 20

@@ -215,7 +215,7 @@ def test_match_reads_text_from_a_file_or_stdin(tmp_path: Path) -> None:
 def test_sample_sentences_match_the_grammar() -> None:
     result = run(["sample", "--format", "json", "-n", "8", "--seed", "3",
                   str(DATA / "greeting.ebnf")])
-    sentences = json.loads(result.stdout)
+    sentences = json.loads(result.stdout)["samples"]
     grammar = Grammar.from_ebnf((DATA / "greeting.ebnf").read_text())
     assert len(sentences) == 8
     assert all(grammar.matches(sentence) for sentence in sentences)

@@ -473,3 +473,19 @@ def test_another_root_can_be_named() -> None:
     assert [rule.name for rule in grammar.rules] == ["main", ".9lives"]
     with pytest.raises(GrammarError, match="GK105"):
         from_gbnf('main ::= "a"\n', root="other")
+
+
+def test_lazy_rules_are_refused_not_dropped() -> None:
+    # Dropping `lazy` would make the export accept `5151!`, which the original refuses.
+    grammar = Grammar.from_ebnf('root ::= x "!"\nx[lazy] ::= [0-9]+')
+    with pytest.raises(GrammarError) as info:
+        grammar.to_gbnf()
+    (d,) = info.value.diagnostics
+    assert d.code == "GK140" and "lazy" in d.message and d.position is not None
+
+
+def test_a_literal_with_a_surrogate_escape_is_refused() -> None:
+    # `\uD800` is valid in the dialect (xgrammar accepts it) but not in UTF-8 GBNF text.
+    with pytest.raises(GrammarError) as info:
+        Grammar.from_ebnf('root ::= "a\\uD800"').to_gbnf()
+    assert [d.code for d in info.value.diagnostics] == ["GK140"]

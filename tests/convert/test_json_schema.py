@@ -476,11 +476,15 @@ def test_diagnostics_point_into_schema_files(tmp_path: Any) -> None:
     path = tmp_path / "item.schema.json"
     path.write_text('{\n  "type": "array",\n  "uniqueItems": true\n}\n')
     (found,) = lint_schema_file(path)
-    assert found.code == "GK254" and found.position is not None
+    # What `convert json-schema` reports (an error without --lenient), worded for the CLI.
+    assert found.code == "GK154" and found.position is not None
     assert (found.position.line, found.position.column) == (3, 3)
+    assert found.hint is not None and "--lenient" in found.hint
     with pytest.raises(SchemaError) as caught:
         grammar(path)
     assert "item.schema.json:3:3: GK154" in str(caught.value)
+    (relaxed,) = lint_schema_file(path, lenient=True)
+    assert relaxed.code == "GK254"
 
 
 def test_deep_nesting_is_refused() -> None:

@@ -18,6 +18,7 @@ from grammarkit.convert.regex import regex_to_ast
 from grammarkit.diagnostics import GrammarError
 from grammarkit.ebnf import ast
 from grammarkit.ebnf.parser import parse
+from grammarkit.grammar import Grammar
 
 GRAMMARS_DIR = Path(__file__).resolve().parents[2] / "grammars"
 
@@ -319,3 +320,10 @@ def test_random_grammars_export_to_equivalent_lark(rng: random.Random) -> None:
     strings = probe_strings(grammar, "r0", rng.randint(0, 10**6))
     expected = [pattern.fullmatch(s) is not None for s in strings]
     assert lark_accepts(to_lark(grammar, "r0"), strings) == expected
+
+
+def test_lazy_rules_are_refused_not_dropped() -> None:
+    grammar = Grammar.from_ebnf('root ::= x "!"\nx[lazy] ::= [0-9]+')
+    with pytest.raises(GrammarError) as info:
+        grammar.to_lark()
+    assert [d.code for d in info.value.diagnostics] == ["GK140"]

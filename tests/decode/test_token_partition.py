@@ -66,3 +66,41 @@ def test_masks_are_unions_of_groups(qwen36: Vocabulary, seed: int) -> None:
         assert np.all((allowed_in_group == 0) | (allowed_in_group == sizes))
         choices = index.ids[by_rank]
         assert matcher.accept_token(int(rng.choice(choices.tolist())))
+
+
+def test_groups_are_exactly_the_class_sequences(qwen36: Vocabulary) -> None:
+    index = token_index(qwen36)
+    classes = byte_classes(Grammar.from_ebnf(ARITHMETIC).compiled)
+    partition = token_partition(Grammar.from_ebnf(ARITHMETIC).compiled, index)
+    by_sequence: dict[tuple[int, ...], int] = {}
+    table = classes.tolist()
+    for rank, token in enumerate(index.tokens):
+        group = by_sequence.setdefault(tuple(table[b] for b in token), int(partition.group_of[rank]))
+        assert partition.group_of[rank] == group, token
+    assert len(by_sequence) == partition.num_groups
+    assert np.array_equal(partition.group_of[partition.representative],
+                          np.arange(partition.num_groups))
+
+
+def test_walks_before_the_groups_exist_agree_with_grouped_walks(qwen36: Vocabulary) -> None:
+    from grammarkit.decode.earley_core import EarleyCore
+    from grammarkit.decode.state_automaton import StateAutomaton
+    from grammarkit.decode.token_partition import DIRECT_RANKS, TokenPartition
+
+    compiled = Grammar.from_ebnf(ARITHMETIC).compiled
+    index = token_index(qwen36)
+    first = np.zeros(256, dtype=np.bool_)
+    first[list(b"0123456789(")] = True
+    ranks = index.starting_with(first)
+    assert 0 < len(ranks) <= DIRECT_RANKS
+    walks = []
+    for grouped in (False, True):
+        partition = TokenPartition(byte_classes(compiled), index)
+        if grouped:
+            assert partition.num_groups  # computes the groups
+        core = EarleyCore(compiled)
+        automaton = StateAutomaton(core, index, partition)
+        walk = automaton.walk(automaton.number(core.initial()), ranks)
+        walks.append(sorted(walk.accepted.tolist()))
+        assert partition.is_grouped == grouped
+    assert walks[0] == walks[1] and len(walks[0]) > 100

@@ -60,6 +60,12 @@ def test_mutated_valid_grammars(text: str, data: st.DataObject) -> None:
             "ok",
         ),
         ("50,000 bad characters", "root ::= " + " @" * 50_000, "error"),
+        (
+            "20,000 undefined references among 20,000 rules",
+            "root ::= " + " ".join(f"rule_{i}x" for i in range(20_000)) + "\n"
+            + "\n".join(f'rule_{i} ::= "x"' for i in range(20_000)),
+            "error",
+        ),
     ],
 )
 def test_pathological_inputs_finish_quickly(name: str, text: str, expected: str) -> None:

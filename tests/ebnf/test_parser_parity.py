@@ -9,7 +9,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from grammarkit import Grammar, GrammarError
-from tests.ebnf.corpus import DEVIATIONS, INVALID, VALID
+from tests.ebnf.corpus import DEVIATIONS, INVALID, REFUSED_WHEN_COMPILED, VALID
 from tests.ebnf.parity import grammarkit_verdict, same_verdict, xgrammar_verdict
 
 pytestmark = pytest.mark.xgrammar
@@ -151,3 +151,14 @@ def test_mutated_grammars_get_xgrammars_verdict(seed: int) -> None:
 def test_token_soups_get_xgrammars_verdict(seed: int) -> None:
     text = _token_soup(seed)
     assert same_verdict(xgrammar_verdict(text), grammarkit_verdict(text)), text
+
+
+@pytest.mark.parametrize("text", REFUSED_WHEN_COMPILED)
+def test_what_xgrammar_cannot_compile_is_refused_when_parsed(text: str) -> None:
+    import xgrammar
+    from xgrammar.testing import _is_grammar_accept_string
+
+    assert xgrammar_verdict(text) is None
+    with pytest.raises(RuntimeError):
+        _is_grammar_accept_string(xgrammar.Grammar.from_ebnf(text), "a")
+    assert grammarkit_verdict(text) is not None

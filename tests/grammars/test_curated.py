@@ -1,4 +1,4 @@
-"""The curated grammars in grammars/: lint-clean, and each with accepted and rejected examples."""
+"""The curated grammars in grammars/: lint-clean, each with an examples file that covers it."""
 
 from __future__ import annotations
 
@@ -8,87 +8,20 @@ import pytest
 
 from grammarkit import Grammar
 from grammarkit.analysis.lint import lint
+from grammarkit.authoring.coverage import Coverage
+from grammarkit.authoring.examples import EXAMPLES_SUFFIX, parse_examples
+from grammarkit.source import read_source
 from tests.conftest import GRAMMARS
 
-EXAMPLES: dict[str, tuple[list[str], list[str]]] = {
-    "json.ebnf": (
-        [
-            "{}",
-            "[]",
-            '{"a": 1}',
-            '{"a":[1,-2.5e+3,0.0,"x\\n\\u00e9",true,false,null,{}]}',
-            '[ {"k" : "v" } , [ ] ,\n\t"é😀" ]',
-            '{"nested": {"deeper": [[[[1]]]]}}',
-            '["\\"\\\\\\/\\b\\f\\n\\r\\t"]',
-        ],
-        [
-            "",
-            "1",
-            '"string at top level"',
-            " {}",
-            "{} ",
-            "{",
-            '{"a" 1}',
-            '{"a": 01}',
-            '{"a": 1,}',
-            "[1 2]",
-            '["\\x"]',
-            '["raw\ncontrol"]',
-            "[.5]",
-            "[1.]",
-            "[tru]",
-            "{'a': 1}",
-        ],
-    ),
-    "arithmetic.ebnf": (
-        ["1", "1 + 2", "-(3.5 * x) / 2", "2 ^ 3 ^ 2", "max(1, min(a, b)) - -4", "f()", "a_1*b"],
-        ["", "1 +", "(1", "1 ++ 2", "1    + 2", "2 3", "1.", ".5", "f(,)", "1 + + 2"],
-    ),
-    "csv.ebnf": (
-        ["a,b,c", "a,b\r\nc,d\r\n", '"x, y",z\n"say ""hi""",', "", ",,", "single"],
-        ['"unterminated', 'a"b', '"x"y', "a\rb"],
-    ),
-    "iso8601.ebnf": (
-        [
-            "2024-02-29",
-            "1999-12-31T23:59:59Z",
-            "2000-01-01 00:00",
-            "2021-06-30T12:30:15.123456789+05:30",
-            "23:59:60",
-            "08:00-0800",
-        ],
-        [
-            "2024-02-30",
-            "2024-04-31",
-            "2024-13-01",
-            "2024-1-01",
-            "24:00",
-            "12:60",
-            "2024-01-01T",
-            "12:00:00.1234567890",
-        ],
-    ),
-    "sql_select.ebnf": (
-        [
-            "SELECT * FROM users;",
-            (
-                "SELECT DISTINCT name, COUNT(*) AS n FROM users AS u LEFT JOIN orders ON u.id = orders.user_id"
-                " WHERE age >= 18 AND NOT name LIKE 'a%' GROUP BY name HAVING COUNT(*) > 1"
-                " ORDER BY n DESC LIMIT 10 OFFSET 5"
-            ),
-            "SELECT 1 + 2 * (3 - x)",
-            "SELECT a FROM t WHERE b IS NOT NULL OR c IN (1, 2, 'it''s')",
-        ],
-        [
-            "SELECT",
-            "select * from t",
-            "SELECT * FROM",
-            "SELECT a FROM t WHERE",
-            "SELECT a,, b",
-            "SELECT * FROM t LIMIT x",
-        ],
-    ),
-}
+
+def examples(name: str) -> tuple[list[str], list[str]]:
+    """The accepted and rejected texts of ``grammars/NAME.examples``."""
+    path = GRAMMARS / name.replace(".ebnf", EXAMPLES_SUFFIX)
+    parsed = parse_examples(read_source(path))
+    return [e.text for e in parsed if e.accept], [e.text for e in parsed if not e.accept]
+
+
+EXAMPLES = {path.name: examples(path.name) for path in sorted(GRAMMARS.glob("*.ebnf"))}
 
 
 def load(name: str) -> Grammar:
@@ -96,8 +29,18 @@ def load(name: str) -> Grammar:
     return Grammar.from_ebnf(path.read_text("utf-8"), path=str(path))
 
 
-def test_every_grammar_file_has_examples() -> None:
-    assert {p.name for p in GRAMMARS.glob("*.ebnf")} == set(EXAMPLES)
+@pytest.mark.parametrize("name", sorted(EXAMPLES))
+def test_every_grammar_has_accepted_and_rejected_examples(name: str) -> None:
+    accepted, rejected = EXAMPLES[name]
+    assert len(accepted) >= 4 and len(rejected) >= 4
+
+
+@pytest.mark.parametrize("name", sorted(EXAMPLES))
+def test_examples_cover_every_alternative(name: str) -> None:
+    grammar = load(name)
+    coverage = Coverage.of(grammar.ast, grammar.root)
+    assert coverage.record(grammar.ast, grammar.root, EXAMPLES[name][0]) == []
+    assert [item.label for item in coverage.missed() if item.kind == "alternatives"] == []
 
 
 @pytest.mark.parametrize("name", sorted(EXAMPLES))

@@ -25,7 +25,11 @@ from grammarkit.convert.json_schema.locations import locate, pointer_spans
 from grammarkit.convert.json_schema.model import Ref
 from grammarkit.convert.json_schema.reader import Reader
 from grammarkit.convert.json_schema.references import Document
-from grammarkit.convert.json_schema.report import UNKNOWN_KEYWORD, Reporter
+from grammarkit.convert.json_schema.report import (
+    UNKNOWN_KEYWORD,
+    Reporter,
+    command_line_wording,
+)
 from grammarkit.diagnostics import Diagnostic
 from grammarkit.ebnf import ast
 from grammarkit.source import SourceText
@@ -99,13 +103,15 @@ def convert_schema(
     return grammar, _located(diagnostics, source)
 
 
-def lint_schema_file(path: str | os.PathLike[str]) -> list[Diagnostic]:
-    """Every problem a schema file has for grammar conversion (relaxations as warnings), each
-    located in the file: what ``grammarkit lint`` reports for ``*.schema.json``."""
+def lint_schema_file(path: str | os.PathLike[str], *, lenient: bool = False) -> list[Diagnostic]:
+    """What ``grammarkit convert json-schema`` reports for a schema file (with the same default
+    options, so an error here is an error there), each located in the file and worded for the
+    command line: what ``grammarkit lint`` reports for ``*.schema.json``."""
     try:
-        return convert_schema(Path(path), lenient=True)[1]
+        diagnostics = convert_schema(Path(path), lenient=lenient)[1]
     except SchemaError as exc:
-        return exc.diagnostics
+        diagnostics = exc.diagnostics
+    return command_line_wording(diagnostics)
 
 
 def _located(diagnostics: list[Diagnostic], source: SourceText | None) -> list[Diagnostic]:
@@ -118,4 +124,4 @@ def _located(diagnostics: list[Diagnostic], source: SourceText | None) -> list[D
     return sorted(located, key=lambda d: (not d.is_error, d.span.start if d.span else 0))
 
 
-__all__ = ["SchemaError", "convert_schema", "lint_schema_file"]
+__all__ = ["SchemaError", "command_line_wording", "convert_schema", "lint_schema_file"]

@@ -11,11 +11,13 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Iterable, Sequence
+from dataclasses import replace
 from decimal import Decimal
 from typing import TypeVar
 
 from grammarkit.convert.json_schema.model import (
     ANY,
+    ANYTHING,
     NEVER,
     ArraySet,
     Child,
@@ -30,8 +32,9 @@ from grammarkit.convert.json_schema.model import (
 )
 from grammarkit.convert.json_schema.numbers import Bound
 
-MAX_ALTERNATIVES = 10_000
-"""The most sets one type's union may have after distributing an intersection over unions."""
+MAX_ALTERNATIVES = 1_000_000
+"""The most sets one type's union may have after intersecting it with one set (linear work:
+an ``enum`` of many numbers meeting ``type: integer``)."""
 
 MAX_PRODUCT = 1000
 """The most pairs an intersection of two unions (of several sets each) may combine."""
@@ -52,6 +55,9 @@ def intersect(a: Node, b: Node) -> Node:
     TooManyAlternatives
         If a type's union would grow beyond :data:`MAX_ALTERNATIVES` sets.
     """
+    for first, second in ((a, b), (b, a)):
+        if first == ANYTHING:
+            return second if first.exact or not second.exact else replace(second, exact=False)
     return Node(
         a.null and b.null,
         a.booleans & b.booleans,

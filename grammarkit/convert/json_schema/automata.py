@@ -360,6 +360,55 @@ def literals_dfa(words: Iterable[str]) -> DFA:
     return DFA(0, frozenset(accepting), edges)
 
 
+def excluded_words_dfa(words: Iterable[str]) -> DFA:
+    """The minimal DFA of every string of scalar values except ``words``.
+
+    Built in linear time without :func:`minimize`: the complement of a trie is acyclic but
+    for the state that accepts everything, so merging equal states bottom-up (leaves first)
+    makes it minimal.
+    """
+    children: list[dict[int, int]] = [{}]
+    ends: set[int] = set()
+    for word in words:
+        node = 0
+        for char in word:
+            following = children[node].get(ord(char))
+            if following is None:
+                following = children[node][ord(char)] = len(children)
+                children.append({})
+            node = following
+        ends.add(node)
+    # Class 0 accepts everything; a trie node can't join it (a word below it is rejected).
+    classes: dict[tuple[bool, tuple[tuple[int, Ranges], ...]], int] = {(True, ()): 0}
+    signatures: list[tuple[bool, tuple[tuple[int, Ranges], ...]]] = [(True, ())]
+    class_of = [0] * len(children)
+    for node in reversed(range(len(children))):
+        groups: dict[int, list[tuple[int, int]]] = {}
+        for point in sorted(children[node]):
+            groups.setdefault(class_of[children[node][point]], []).append((point, point))
+        signature = (node not in ends, tuple((target, codepoints.merge(points))
+                                             for target, points in groups.items()))
+        found = classes.get(signature)
+        if found is None:
+            found = classes[signature] = len(signatures)
+            signatures.append(signature)
+        class_of[node] = found
+    # Number the classes from the root's, so that the start state is 0.
+    order = [class_of[0]] + [c for c in range(len(signatures)) if c != class_of[0]]
+    number = {cls: index for index, cls in enumerate(order)}
+    edges = []
+    for cls in order:
+        _, moves = signatures[cls]
+        covered = codepoints.merge(span for _, ranges in moves for span in ranges)
+        rest = subtract_ranges(SCALARS, covered)
+        state_edges = [(ranges, number[target]) for target, ranges in moves]
+        if rest:
+            state_edges.append((rest, number[0]))
+        edges.append(tuple(sorted(state_edges)))
+    accepting = frozenset(number[c] for c, (accepts, _) in enumerate(signatures) if accepts)
+    return DFA(0, accepting, tuple(edges))
+
+
 def universal_dfa(alphabet: Ranges = SCALARS) -> DFA:
     """The DFA of every string over ``alphabet``."""
     return DFA(0, frozenset({0}), (((alphabet, 0),),))
@@ -547,9 +596,9 @@ def dfa_to_rules(
     State ``i`` becomes rule ``{name}.s{i}`` (the start state is the returned expression's rule);
     ``spell`` turns each edge's code-point set into the expression that reads one such point.
     An acyclic DFA with a single path shape still becomes rules: callers that want a compact
-    expression for simple languages check for those first.
+    expression for simple languages check for those first. ``a`` should be minimal and trimmed
+    (every construction here returns it so).
     """
-    a = minimize(a)
     if a.is_empty():
         return ast.CharClass(()), []
     names = [f"{name}.s{state}" if state else name for state in range(a.size)]

@@ -124,26 +124,35 @@ def repeat(item: ast.Expr, low: int, high: int | None) -> ast.Expr:
 
 def choice(alternatives: list[ast.Expr]) -> ast.Expr:
     """``a | b | ...``, or the single alternative, or nothing (an empty class) for none."""
+    alternatives = [a for a in alternatives if not is_nothing(a)]
     if not alternatives:
         return ast.CharClass(())
     return alternatives[0] if len(alternatives) == 1 else ast.Choice(tuple(alternatives))
 
 
+def is_nothing(expr: ast.Expr) -> bool:
+    """Whether ``expr`` is the empty character class (which matches nothing)."""
+    return isinstance(expr, ast.CharClass) and not expr.ranges and not expr.negated
+
+
 def sequence(items: list[ast.Expr]) -> ast.Expr:
     """Juxtaposition, merging adjacent literals; the single item when there is one."""
     kept: list[ast.Expr] = []
-    for item in items:
-        if isinstance(item, ast.Sequence):
-            item = sequence(list(item.items))
-        parts = item.items if isinstance(item, ast.Sequence) else (item,)
-        for part in parts:
-            if isinstance(part, ast.Literal):
-                if not part.value:
-                    continue
-                if kept and isinstance(kept[-1], ast.Literal):
-                    kept[-1] = ast.Literal(kept[-1].value + part.value)
-                    continue
-            kept.append(part)
+    pending = list(reversed(items))
+    while pending:
+        part = pending.pop()
+        if isinstance(part, ast.Sequence):
+            pending.extend(reversed(part.items))
+            continue
+        if is_nothing(part):
+            return part
+        if isinstance(part, ast.Literal):
+            if not part.value:
+                continue
+            if kept and isinstance(kept[-1], ast.Literal):
+                kept[-1] = ast.Literal(kept[-1].value + part.value)
+                continue
+        kept.append(part)
     if not kept:
         return ast.Literal("")
     return kept[0] if len(kept) == 1 else ast.Sequence(tuple(kept))

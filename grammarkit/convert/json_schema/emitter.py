@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import re
 from collections import deque
-from collections.abc import Callable
+from collections.abc import Callable, Hashable
 
 from grammarkit.convert.json_schema.arrays import array_expr
 from grammarkit.convert.json_schema.automata import SCALARS, Ranges
@@ -23,8 +23,10 @@ from grammarkit.convert.json_schema.model import (
     ANYTHING,
     NEVER,
     Child,
+    Literals,
     Node,
     Ref,
+    StringSet,
 )
 from grammarkit.convert.json_schema.number_sets import is_point, number_expr, points_expr
 from grammarkit.convert.json_schema.numbers import ANY_NUMBER
@@ -60,10 +62,12 @@ class Emitter:
         self._rules: dict[str, ast.Rule] = {}
         self._shared: dict[str, ast.Rule] = {}
         self._taken: set[str] = {"root", WS_RULE.name}
+        self._counters: dict[str, int] = {}
+        self._memo: dict[Hashable, ast.Expr] = {}
         self._queue: deque[tuple[str, Child, int]] = deque()
         self._named: dict[tuple[Child, int], str] = {}
         self._inlined: dict[Child, ast.Expr | None] = {}
-        self._chars: dict[Ranges, ast.Expr] = {}
+        self._chars: dict[tuple[Ranges, bool], ast.Expr] = {}
         self._uses_whitespace = False
         self._helpers: dict[ast.Expr, ast.RuleRef] = {}
 
@@ -96,16 +100,17 @@ class Emitter:
         if points:
             alternatives.append(points_expr(points, self))
         alternatives.extend(number_expr(s, self) for s in node.numbers if not is_point(s))
-        alternatives.extend(string_expr(s, self, f"{name}.string") for s in node.strings)
-        for array in node.arrays:
-            expr = array_expr(array, self, name, depth)
-            if expr is not None:
+        alternatives.extend(string_expr(s, self, f"{name}.string")
+                            for s in _merge_literal_sets(node.strings))
+        containers = [array_expr(array, self, name, depth) for array in node.arrays]
+        containers.extend(object_expr(obj, self, name, depth) for obj in node.objects)
+        for expr in containers:
+            # Flattened, so that the empty container of several sets is written once.
+            if isinstance(expr, ast.Choice):
+                alternatives.extend(expr.alternatives)
+            elif expr is not None:
                 alternatives.append(expr)
-        for obj in node.objects:
-            expr = object_expr(obj, self, name, depth)
-            if expr is not None:
-                alternatives.append(expr)
-        return choice([a for a in alternatives if not _is_nothing(a)])
+        return choice(list(dict.fromkeys(alternatives)))
 
     # -- children --------------------------------------------------------------------------
     def value(self, child: Child, depth: int, hint: str) -> ast.Expr:
@@ -165,10 +170,11 @@ class Emitter:
         if base[0].isdigit():
             base = "_" + base
         name = base
-        counter = 1
+        counter = self._counters.get(base, 1)
         while name in self._taken:
             counter += 1
             name = f"{base}-{counter}"
+        self._counters[base] = counter
         self._taken.add(name)
         return name
 
@@ -182,6 +188,14 @@ class Emitter:
         found = self._helpers.get(body)
         if found is None:
             found = self._helpers[body] = self.add_rule(self.fresh_name(base), body)
+        return found
+
+    def memo(self, key: Hashable, build: Callable[[], ast.Expr]) -> ast.Expr:
+        """``build()``, computed once per ``key`` in this grammar (its rules are then shared:
+        two objects declaring the same property names share one automaton for the others)."""
+        found = self._memo.get(key)
+        if found is None:
+            found = self._memo[key] = build()
         return found
 
     def add_rules(self, rules: list[ast.Rule]) -> None:
@@ -199,21 +213,25 @@ class Emitter:
             self._shared[name] = ast.Rule(name, build())
         return ast.RuleRef(name)
 
-    def char(self, ranges: Ranges) -> ast.Expr:
-        """The JSON-string spellings of one code point in ``ranges`` (shared when large)."""
-        found = self._chars.get(ranges)
+    def char(self, ranges: Ranges, share: bool = False) -> ast.Expr:
+        """The JSON-string spellings of one code point in ``ranges`` (a shared rule when large,
+        or when ``share`` and there are several spellings)."""
+        found = self._chars.get((ranges, share))
+        if found is None and isinstance(self._chars.get((ranges, not share)), ast.RuleRef):
+            found = self._chars[(ranges, not share)]
         if found is not None:
             return found
         if ranges == SCALARS:
             expr: ast.Expr = self.shared("json-char", lambda: spell_ranges(SCALARS))
         else:
             spelled = spell_ranges(ranges)
-            if _size(spelled) <= 6:
+            size = _size(spelled)
+            if size <= 6 and not (share and size > 1):
                 expr = spelled
             else:
-                expr = self.shared(self.fresh_name(f"char.{len(self._chars) + 1}"),
+                expr = self.shared(self.fresh_name(_char_rule_name(ranges, len(self._chars))),
                                    lambda: spelled)
-        self._chars[ranges] = expr
+        self._chars[(ranges, share)] = expr
         return expr
 
     # -- any value -------------------------------------------------------------------------
@@ -253,6 +271,14 @@ class Emitter:
         return self.shared("json-number", lambda: ANY_NUMBER)
 
 
+def _char_rule_name(ranges: Ranges, count: int) -> str:
+    """``char.a`` for one ASCII letter or digit, else ``char.N``."""
+    if len(ranges) == 1 and ranges[0][0] == ranges[0][1] and chr(ranges[0][0]).isascii() and (
+            chr(ranges[0][0]).isalnum()):
+        return f"char.{chr(ranges[0][0])}"
+    return f"char.{count + 1}"
+
+
 def pointer_name(pointer: str) -> str:
     """A rule name for the schema at ``pointer``: ``root`` then the path, keyword containers
     (``properties``, ``$defs``...) left out, ``$defs`` entries named after themselves.
@@ -280,5 +306,13 @@ def _size(expr: ast.Expr) -> int:
     return sum(1 for _ in ast.walk(expr))
 
 
-def _is_nothing(expr: ast.Expr) -> bool:
-    return isinstance(expr, ast.CharClass) and not expr.ranges and not expr.negated
+def _merge_literal_sets(sets: tuple[StringSet, ...]) -> list[StringSet]:
+    """``sets`` with the plain literal sets (``enum``/``const`` strings) joined into one, so
+    overlapping ``enum``s in ``anyOf`` branches don't write the same alternative twice."""
+    plain = [s for s in sets if len(s.languages) == 1 and isinstance(s.languages[0], Literals)
+             and s == StringSet(languages=s.languages, pointer=s.pointer)]
+    if len(plain) <= 1:
+        return list(sets)
+    joined = StringSet(languages=(Literals.of(v for s in plain for v in s.languages[0].values),),
+                       pointer=plain[0].pointer)
+    return [joined if s is plain[0] else s for s in sets if s is plain[0] or s not in plain]

@@ -25,6 +25,7 @@ from grammarkit.convert.json_schema.automata import (
 from grammarkit.convert.json_schema.digits import (
     Pattern,
     choice,
+    is_nothing,
     range_patterns,
     sequence,
 )
@@ -212,7 +213,11 @@ def spell_expr(expr: ast.Expr, char: Callable[[Ranges], ast.Expr]) -> ast.Expr:
         elif isinstance(node, ast.Choice):
             done[id(node)] = choice([done[id(item)] for item in node.alternatives])
         elif isinstance(node, ast.Repeat):
-            done[id(node)] = ast.Repeat(done[id(node.item)], node.min, node.max, node.op)
+            item = done[id(node.item)]
+            if is_nothing(item):
+                done[id(node)] = ast.Literal("") if node.min == 0 else item
+            else:
+                done[id(node)] = ast.Repeat(item, node.min, node.max, node.op)
         else:
             raise TypeError(f"{type(node).__name__} can't appear in a string pattern")
     return done[id(expr)]

@@ -61,7 +61,7 @@ def matches(language: Language, text: str) -> bool | None:
     """Whether ``text`` is in ``language``; ``None`` if that can't be decided (the language
     can't be compiled)."""
     if isinstance(language, Literals):
-        return text in language.values
+        return text in language.members
     try:
         return _nfa_matcher(language)(text)
     except LanguageError:

@@ -7,6 +7,7 @@ no deeper than :data:`MAX_DEPTH`, so later stages can recurse safely.
 
 from __future__ import annotations
 
+import decimal
 import json
 import math
 import os
@@ -90,8 +91,16 @@ def _parse(text: str, path: str) -> Loaded:
                   "flatten the schema with $defs and $ref").with_source(source)
         ], "")
     try:
-        value = json.loads(text, parse_float=Decimal, parse_int=Decimal,
+        value = json.loads(text, parse_float=_number, parse_int=_number,
                            parse_constant=_reject_constant)
+    except _NumberOutOfRange as exc:
+        at = text.find(exc.text)
+        raise SchemaError([
+            error(TOO_LARGE, f"the number {_shorten(exc.text)} has an exponent beyond "
+                  f"±{MAX_EXPONENT}", None if at < 0 else Span(at, at + len(exc.text)),
+                  "no JSON value can reach such a bound: use a smaller number"
+                  ).with_source(source)
+        ], "") from None
     except json.JSONDecodeError as exc:
         raise SchemaError([
             error(INVALID, f"the schema is not valid JSON: {exc.msg}", Span(exc.pos, exc.pos + 1),
@@ -102,6 +111,30 @@ def _parse(text: str, path: str) -> Loaded:
                           "") from None
     _check_size(value)
     return Loaded(value, source)
+
+
+MAX_EXPONENT = decimal.MAX_EMAX
+"""The largest decimal exponent a schema number may have (``1e999999999999999999`` is the
+limit of :class:`~decimal.Decimal`)."""
+
+
+class _NumberOutOfRange(ValueError):
+    """A JSON number whose exponent :class:`~decimal.Decimal` can't hold."""
+
+    def __init__(self, text: str):
+        super().__init__(text)
+        self.text = text
+
+
+def _number(text: str) -> Decimal:
+    try:
+        return Decimal(text)
+    except decimal.InvalidOperation:
+        raise _NumberOutOfRange(text) from None
+
+
+def _shorten(text: str) -> str:
+    return text if len(text) <= 40 else f"{text[:20]}…{text[-10:]}"
 
 
 def _reject_constant(name: str) -> Any:

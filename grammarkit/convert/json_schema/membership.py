@@ -50,10 +50,9 @@ def clause_value(clause: Clause, name: str) -> Child:
     parts: list[Child] = []
     declared = False
     unknown = False
-    for property_name, child in clause.properties:
-        if property_name == name:
-            parts.append(child)
-            declared = True
+    if name in clause.by_name:
+        parts.extend(clause.by_name[name])
+        declared = True
     for pattern, child in clause.patterns:
         verdict = matches(pattern, name)
         if verdict:

@@ -18,6 +18,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from decimal import Decimal
+from functools import cached_property
 
 from grammarkit.convert.json_schema.numbers import Bound
 
@@ -95,6 +96,11 @@ class Literals:
     """Exactly these strings (sorted, distinct)."""
 
     values: tuple[str, ...]
+
+    @cached_property
+    def members(self) -> frozenset[str]:
+        """``values`` as a set, for membership tests."""
+        return frozenset(self.values)
 
     @classmethod
     def of(cls, values: Iterable[str]) -> Literals:
@@ -174,6 +180,14 @@ class Clause:
     properties: tuple[tuple[str, Child], ...] = ()
     patterns: tuple[tuple[Pattern, Child], ...] = ()
     additional: Child = ANY
+
+    @cached_property
+    def by_name(self) -> dict[str, list[Child]]:
+        """The ``properties`` entries of each name."""
+        found: dict[str, list[Child]] = {}
+        for name, child in self.properties:
+            found.setdefault(name, []).append(child)
+        return found
 
 
 @dataclass(frozen=True)

@@ -49,7 +49,19 @@ MAX_PATTERN_REGIONS = 3
 """With more distinct ``patternProperties`` than this, other names are not told apart."""
 
 MAX_PRESENCE_STATES = 2000
-"""The most presence states one object may have before its counting constraints are relaxed."""
+"""The most presence states one object may have before its counting constraints are relaxed,
+beyond :data:`PRESENCE_STATES_PER_PROPERTY` per declared property (an object with thousands of
+optional properties needs two states per property)."""
+
+PRESENCE_STATES_PER_PROPERTY = 4
+"""Presence states allowed per declared property on top of :data:`MAX_PRESENCE_STATES`."""
+
+SMALL_ENTRY_NODES = 8
+"""Entries with at most this many expression nodes are repeated rather than given a rule."""
+
+MAX_INLINE_STATES = 32
+"""A presence state whose expression would inline more states than this gets a rule of its own
+(so a chain of thousands of required properties is many short rules, built in linear time)."""
 
 MAX_TRACKED_ANY_ORDER = 6
 """In any property order, at most this many names are tracked to enforce ``required``."""
@@ -215,6 +227,8 @@ class _Automaton(Generic[S]):
     tail: Callable[[S], ast.Expr | None]
     started: Callable[[S], bool]
     label: Callable[[S], str]
+    properties: int
+    entry_labels: dict[int, str]
 
 
 def _build(automaton: _Automaton[S], emitter: Emitter, name: str,
@@ -228,22 +242,26 @@ def _build(automaton: _Automaton[S], emitter: Emitter, name: str,
     """
     graph: dict[S, list[tuple[ast.Expr | None, S]]] = {}
     pending = [automaton.start]
+    limit = MAX_PRESENCE_STATES + PRESENCE_STATES_PER_PROPERTY * automaton.properties
     while pending:
         state = pending.pop()
         if state not in graph:
             graph[state] = automaton.moves(state)
-            if len(graph) > MAX_PRESENCE_STATES:
-                raise TooComplex(f"more than {MAX_PRESENCE_STATES} presence states")
+            if len(graph) > limit:
+                raise TooComplex(f"more than {limit} presence states")
             pending.extend(target for _, target in graph[state])
     tails = {state: automaton.tail(state) for state in graph}
+    sources: dict[S, list[S]] = {}
+    for state, moves in graph.items():
+        for _, target in moves:
+            sources.setdefault(target, []).append(state)
     live = {state for state, tail in tails.items() if tail is not None}
-    changed = True
-    while changed:
-        changed = False
-        for state, moves in graph.items():
-            if state not in live and any(target in live for _, target in moves):
-                live.add(state)
-                changed = True
+    frontier = list(live)
+    while frontier:
+        for source in sources.get(frontier.pop(), ()):
+            if source not in live:
+                live.add(source)
+                frontier.append(source)
     if automaton.start not in live:
         return None
     incoming: dict[S, int] = {}
@@ -255,27 +273,83 @@ def _build(automaton: _Automaton[S], emitter: Emitter, name: str,
              if state in live and (incoming.get(state, 0) > 1 or
                                    any(t == state for _, t in graph[state]))}
     built: dict[S, ast.Expr] = {}
+    weights: dict[S, int] = {}
 
     def reference(state: S) -> ast.Expr:
-        return ast.RuleRef(names[state]) if state in names else body(state)
+        return ast.RuleRef(names[state]) if state in names else built[state]
 
-    def body(state: S) -> ast.Expr:
-        if state not in built:
-            alternatives = [] if tails[state] is None else [tails[state]]
-            for entry, target in graph[state]:
-                if target not in live:
-                    continue
-                if entry is None:
-                    alternatives.append(reference(target))
-                else:
-                    separator = comma if automaton.started(state) else ast.Literal("")
-                    alternatives.append(sequence([separator, entry, reference(target)]))
-            built[state] = choice([a for a in alternatives if a is not None])
-        return built[state]
-
+    # An entry written in several states (a property after a present or an absent optional
+    # one) gets a rule of its own, so its name's spellings are written once.
+    uses: dict[int, int] = {}
+    for state in live:
+        for entry, target in graph[state]:
+            if entry is not None and target in live:
+                uses[id(entry)] = uses.get(id(entry), 0) + 1
+    shared: dict[int, ast.Expr] = {}
+    for state in live:
+        for entry, _ in graph[state]:
+            if entry is not None and uses.get(id(entry), 0) > 1 and id(entry) not in shared:
+                label = automaton.entry_labels.get(id(entry), "other")
+                shared[id(entry)] = entry if _is_small(entry) else emitter.helper(
+                    f"{name}.{label}.entry", entry)
+    # Bodies in post-order (no recursion: objects may have thousands of properties). Apart
+    # from self-loops, whose states are named, the automaton is acyclic.
+    for state in _post_order(automaton.start, graph, live):
+        alternatives = [] if tails[state] is None else [tails[state]]
+        weight = 1
+        for entry, target in graph[state]:
+            if target not in live:
+                continue
+            inline = target not in names
+            if inline:
+                weight += weights[target]
+            if entry is None:
+                found = reference(target)
+                alternatives.extend(found.alternatives if inline and isinstance(
+                    found, ast.Choice) else (found,))
+            else:
+                separator = comma if automaton.started(state) else ast.Literal("")
+                alternatives.append(sequence([separator, shared.get(id(entry), entry),
+                                              reference(target)]))
+        built[state] = choice([a for a in alternatives if a is not None])
+        weights[state] = weight
+        if weight > MAX_INLINE_STATES and state not in names:
+            names[state] = emitter.fresh_name(f"{name}.{automaton.label(state)}")
     for state, rule_name in names.items():
-        emitter.add_rule(rule_name, body(state))
+        emitter.add_rule(rule_name, built[state])
     return reference(automaton.start)
+
+
+def _is_small(expr: ast.Expr) -> bool:
+    """Whether ``expr`` is cheaper to repeat than to refer to (at most a few nodes)."""
+    return sum(1 for _ in zip(ast.walk(expr), range(SMALL_ENTRY_NODES + 1), strict=False)) <= (
+        SMALL_ENTRY_NODES)
+
+
+def _post_order(start: S, graph: dict[S, list[tuple[ast.Expr | None, S]]],
+                live: set[S]) -> list[S]:
+    """The live states reachable from ``start``, each after its successors (self-loops and
+    back edges ignored)."""
+    order: list[S] = []
+    done: set[S] = set()
+    stack: list[tuple[S, int]] = [(start, 0)]
+    on_stack = {start}
+    while stack:
+        state, index = stack.pop()
+        moves = graph[state]
+        while index < len(moves) and (moves[index][1] not in live or moves[index][1] in done
+                                      or moves[index][1] in on_stack):
+            index += 1
+        if index < len(moves):
+            stack.append((state, index + 1))
+            target = moves[index][1]
+            stack.append((target, 0))
+            on_stack.add(target)
+            continue
+        on_stack.discard(state)
+        done.add(state)
+        order.append(state)
+    return order
 
 
 class _InOrder(NamedTuple):
@@ -331,7 +405,8 @@ def _schema_order(plan: _Plan, emitter: Emitter, name: str, comma: ast.Expr,
         return f"after-{slots[state.slot - 1].name}" if state.slot else "entries"
 
     automaton = _Automaton(_InOrder(0, 0, frozenset(), frozenset()), moves, tail,
-                           lambda state: state.written > 0, label)
+                           lambda state: state.written > 0, label, len(slots),
+                           {id(slot.entry): slot.name for slot in slots})
     empty = plan.low == 0 and not any(slot.required for slot in slots)
     return _build(automaton, emitter, name, comma), empty
 
@@ -394,5 +469,5 @@ def _any_order(plan: _Plan, emitter: Emitter, name: str, comma: ast.Expr,
 
     start = _AnyOrder(frozenset(), 0)
     automaton = _Automaton(start, moves, tail, lambda state: state.written > 0,
-                           lambda state: "entries")
+                           lambda state: "entries", len(plan.slots), {})
     return _build(automaton, emitter, name, comma), complete(start)

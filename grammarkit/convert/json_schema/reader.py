@@ -45,6 +45,7 @@ from grammarkit.convert.json_schema.model import (
     Format,
     Inline,
     Language,
+    Literals,
     Node,
     Not,
     NumberSet,
@@ -54,7 +55,8 @@ from grammarkit.convert.json_schema.model import (
     StringSet,
     conjoin,
 )
-from grammarkit.convert.json_schema.numbers import Bound
+from grammarkit.convert.json_schema.number_sets import is_point
+from grammarkit.convert.json_schema.numbers import MAX_DIGITS, Bound
 from grammarkit.convert.json_schema.references import Document
 from grammarkit.convert.json_schema.report import (
     CYCLIC_REF,
@@ -71,13 +73,19 @@ from grammarkit.convert.json_schema.unevaluated import (
     unevaluated_items,
     unevaluated_properties,
 )
-from grammarkit.convert.json_schema.values import value_node, values_node
+from grammarkit.convert.json_schema.values import (
+    first_too_wide,
+    too_wide,
+    value_node,
+    values_node,
+)
 
 MAX_APPLICATOR_DEPTH = 48
 """How deeply applicators and ``$ref`` may nest (each level is read eagerly)."""
 
-MAX_ENUM = 10_000
-"""The most values an ``enum`` may list."""
+MAX_COUNT = 10**9
+"""The largest ``min*``/``max*`` count enforced: larger maxima are no limit, larger minima are
+relaxed to this one (no JSON text that long is ever matched or generated)."""
 
 MAX_OVERLAPPING_ONE_OF = 8
 """``oneOf`` with more branches than this that may overlap is relaxed to ``anyOf``."""
@@ -89,6 +97,18 @@ ANNOTATIONS = frozenset({
     "contentMediaType", "contentSchema", "discriminator", "xml", "externalDocs",
 })
 """Keywords that describe without constraining (ignored quietly)."""
+
+VENDOR_ANNOTATIONS = frozenset({
+    # VS Code's JSON language service (the SchemaStore schemas use them widely)
+    "markdownDescription", "markdownEnumDescriptions", "enumDescriptions", "enumItemLabels",
+    "deprecationMessage", "markdownDeprecationMessage", "errorMessage", "patternErrorMessage",
+    "defaultSnippets", "doNotSuggest", "suggestSortText", "allowComments",
+    "allowTrailingCommas",
+    # ajv-errors, json-schema-to-typescript, json-editor and form generators
+    "tsType", "tsEnumNames", "enumNames", "options", "propertyOrder", "headerTemplate",
+})
+"""Well-known vendor annotation keywords (and every ``x-*`` keyword): ignored quietly, as they
+describe editors' and generators' behaviour, never the instance."""
 
 _HANDLED = frozenset({
     "type", "nullable", "enum", "const", "$ref", "$dynamicRef", "$recursiveRef", "allOf",
@@ -339,9 +359,14 @@ class _SchemaReader:
         if value is None:
             return None
         if isinstance(value, Decimal) and value == value.to_integral_value() and value >= 0:
-            if value > 10**9:
-                return None if keyword.startswith("max") else int(value)
-            return int(value)
+            if value <= MAX_COUNT:
+                return int(value)
+            if keyword.startswith("max"):
+                return None
+            # Never int(value): 1e999999999 has a billion digits.
+            self.relax(keyword, f"`{keyword}` {value} is beyond the largest count enforced "
+                       f"({MAX_COUNT}); {MAX_COUNT} is enforced instead", code=TOO_COMPLEX)
+            return MAX_COUNT
         self.invalid(keyword, f"`{keyword}` must be a non-negative integer")
         return None
 
@@ -405,8 +430,8 @@ class _SchemaReader:
                 if constraint is not None:
                     node = self.meet(node, constraint, keyword)
         for keyword in schema:
-            if keyword not in _HANDLED and keyword not in ANNOTATIONS and not keyword.startswith(
-                    "x-"):
+            if keyword not in _HANDLED and keyword not in ANNOTATIONS and (
+                    keyword not in VENDOR_ANNOTATIONS) and not keyword.startswith("x-"):
                 self.reporter.note(self.at(keyword), UNKNOWN_KEYWORD,
                                    f"unknown keyword `{keyword}` ignored (JSON Schema treats it "
                                    "as an annotation)")
@@ -438,6 +463,10 @@ class _SchemaReader:
         step = self.number("multipleOf")
         if step is not None and step <= 0:
             self.invalid("multipleOf", "`multipleOf` must be greater than 0")
+            step = None
+        if step is not None and too_wide(step):
+            self.relax("multipleOf", f"`multipleOf` {step} needs more than {MAX_DIGITS} digits "
+                       "in plain notation; it is not enforced", code=TOO_COMPLEX)
             step = None
         format_name = self.schema.get("format")
         if isinstance(format_name, str) and format_name in NUMBER_FORMATS:
@@ -605,6 +634,7 @@ class _SchemaReader:
 
     # -- values ----------------------------------------------------------------------------
     def const(self) -> Node:
+        self._check_widths("const")
         return value_node(self.schema["const"])
 
     def enum(self) -> Node | None:
@@ -612,11 +642,15 @@ class _SchemaReader:
         if not isinstance(values, list):
             self.invalid("enum", "`enum` must be an array")
             return None
-        if len(values) > MAX_ENUM:
-            self.relax("enum", f"`enum` lists {len(values)} values; at most {MAX_ENUM} are "
-                       "enforced", code=TOO_COMPLEX)
-            return None
+        self._check_widths("enum")
         return values_node(values)
+
+    def _check_widths(self, keyword: str) -> None:
+        wide = first_too_wide(self.schema[keyword])
+        if wide is not None:
+            self.relax(keyword, f"`{keyword}` lists {wide}, whose plain notation needs more than "
+                       f"{MAX_DIGITS} digits; any number is accepted in its place",
+                       code=TOO_COMPLEX)
 
     # -- applicators -----------------------------------------------------------------------
     def reference(self, keyword: str) -> Node:
@@ -706,14 +740,32 @@ class _SchemaReader:
         return self._union(branches, "oneOf")
 
     def _disjoint(self, nodes: list[Node]) -> bool:
-        for index, first in enumerate(nodes):
-            for second in nodes[index + 1 :]:
-                try:
-                    common = intersect(first, second)
-                except TooManyAlternatives:
+        """Whether no value satisfies two of ``nodes`` (``False`` when in doubt).
+
+        Constants (``null``, booleans, numbers and strings listed by ``const``/``enum``) are
+        compared by value, so a ``oneOf`` of thousands of constants costs linear time; only
+        pairs that share a type in which one of them is not a list of constants are
+        intersected."""
+        owners: dict[tuple[str, Any], int] = {}
+        open_types: dict[str, list[int]] = {}
+        for index, node in enumerate(nodes):
+            keys, open_in = _constant_keys(node)
+            for key in keys:
+                if owners.setdefault(key, index) != index:
                     return False
-                if not self.reader.is_empty(common):
-                    return False
+            for type_name in open_in:
+                open_types.setdefault(type_name, []).append(index)
+        pairs: set[tuple[int, int]] = set()
+        for type_name, indices in open_types.items():
+            having = [i for i, node in enumerate(nodes) if _has_type(node, type_name)]
+            pairs.update((min(i, j), max(i, j)) for i in indices for j in having if i != j)
+        for first, second in sorted(pairs):
+            try:
+                common = intersect(nodes[first], nodes[second])
+            except TooManyAlternatives:
+                return False
+            if not self.reader.is_empty(common):
+                return False
         return True
 
     def negation(self) -> Node:
@@ -774,6 +826,36 @@ class _SchemaReader:
                        "`if`, dependent schemas or `contains` depends on which items matched; "
                        "it is not enforced")
             return None
+
+
+def _constant_keys(node: Node) -> tuple[list[tuple[str, Any]], list[str]]:
+    """The constants ``node`` lists, as ``(type, value)`` keys equal exactly when the values
+    are JSON-equal, and the types in which ``node`` allows more than listed constants."""
+    keys: list[tuple[str, Any]] = [("null", None)] if node.null else []
+    keys.extend(("boolean", value) for value in node.booleans)
+    open_in = []
+    if all(is_point(s) for s in node.numbers):
+        keys.extend(("number", s.low.value) for s in node.numbers if s.low is not None)
+    else:
+        open_in.append("number")
+    literal_sets = [s.languages[0] for s in node.strings
+                    if s == StringSet(languages=s.languages, pointer=s.pointer)
+                    and len(s.languages) == 1 and isinstance(s.languages[0], Literals)]
+    if len(literal_sets) == len(node.strings):
+        keys.extend(("string", text) for literals in literal_sets for text in literals.values)
+    else:
+        open_in.append("string")
+    if node.arrays:
+        open_in.append("array")
+    if node.objects:
+        open_in.append("object")
+    return keys, open_in
+
+
+def _has_type(node: Node, type_name: str) -> bool:
+    facet = {"number": node.numbers, "string": node.strings, "array": node.arrays,
+             "object": node.objects}[type_name]
+    return bool(facet)
 
 
 def _only(facet: str, value: Any) -> Node:

@@ -60,8 +60,9 @@ class Reporter:
         if self.lenient:
             self._add(_LENIENT_CODES[code], Severity.WARNING, message, pointer, hint)
         else:
+            lenient_hint = "pass lenient=True to accept a grammar that allows more"
             self._add(code, Severity.ERROR, message, pointer,
-                      hint or "pass lenient=True to accept a grammar that allows more")
+                      f"{hint}, or {lenient_hint}" if hint else lenient_hint)
 
     def warn(self, pointer: str, code: str, message: str, hint: str | None = None) -> None:
         """A warning in every mode."""
@@ -72,9 +73,12 @@ class Reporter:
         self._add(code, Severity.NOTE, message, pointer, None)
 
     def fail(self, pointer: str, message: str, code: str, hint: str | None = None) -> SchemaError:
-        """A :class:`SchemaError` for a fatal problem, with everything found so far."""
-        self.invalid(pointer, message, hint, code)
-        return SchemaError(self.diagnostics(), pointer)
+        """A :class:`SchemaError` for a fatal problem, with everything found so far.
+
+        The problem itself is not recorded: a caller that only probes (is this subschema
+        empty?) may catch the error and go on, and the problem is then no problem."""
+        problem = Diagnostic(code, Severity.ERROR, message, None, hint, pointer=pointer)
+        return SchemaError([problem, *self.diagnostics()], pointer)
 
     def diagnostics(self) -> list[Diagnostic]:
         """Everything found, errors first."""
@@ -93,7 +97,64 @@ class Reporter:
         errors = [d for d in found if d.is_error]
         if errors:
             raise SchemaError(found, errors[0].pointer)
-        return found
+        return grouped(found)
+
+
+LIBRARY_TO_COMMAND_LINE = (
+    ("pass lenient=True", "add --lenient"),
+    ("property_order='schema'", "--property-order schema"),
+    ("property_order='any'", "--property-order any"),
+    ("whitespace='flexible'", "--whitespace flexible"),
+)
+"""How the converter's hints name an option in Python, and how ``grammarkit convert
+json-schema`` names it."""
+
+
+def command_line_wording(diagnostics: list[Diagnostic]) -> list[Diagnostic]:
+    """``diagnostics`` with hints and messages naming options as the command line does
+    (``--lenient`` instead of ``lenient=True``), for the CLI to show."""
+    worded = []
+    for diagnostic in diagnostics:
+        message, hint = diagnostic.message, diagnostic.hint
+        for library, command_line in LIBRARY_TO_COMMAND_LINE:
+            message = message.replace(library, command_line)
+            hint = hint.replace(library, command_line) if hint else hint
+        worded.append(replace(diagnostic, message=message, hint=hint))
+    return worded
+
+
+MAX_LISTED_PLACES = 3
+"""A grouped diagnostic names this many of its other places."""
+
+
+def grouped(diagnostics: list[Diagnostic]) -> list[Diagnostic]:
+    """Warnings and notes that repeat (same code and message at several pointers) as one
+    diagnostic at the first place, saying how many there are and where the next few are."""
+    places: dict[tuple[str, str], list[Diagnostic]] = {}
+    result: list[Diagnostic | tuple[str, str]] = []
+    for diagnostic in diagnostics:
+        if diagnostic.is_error:
+            result.append(diagnostic)
+            continue
+        key = (diagnostic.code, diagnostic.message)
+        if key not in places:
+            places[key] = []
+            result.append(key)
+        places[key].append(diagnostic)
+    merged = []
+    for item in result:
+        if isinstance(item, Diagnostic):
+            merged.append(item)
+            continue
+        same = places[item]
+        first = same[0]
+        if len(same) > 1:
+            others = [d.pointer or "/" for d in same[1 : 1 + MAX_LISTED_PLACES]]
+            more = ", …" if len(same) > 1 + MAX_LISTED_PLACES else ""
+            first = replace(first, message=f"{first.message} (×{len(same)}: here and at "
+                            f"{', '.join(others)}{more})")
+        merged.append(first)
+    return merged
 
 
 def at_pointer(diagnostic: Diagnostic, pointer: str) -> Diagnostic:

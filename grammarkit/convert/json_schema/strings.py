@@ -15,6 +15,7 @@ is relaxed (dropped, so the grammar accepts more) with a diagnostic.
 
 from __future__ import annotations
 
+from functools import lru_cache
 from typing import TYPE_CHECKING
 
 from grammarkit import codepoints
@@ -25,8 +26,8 @@ from grammarkit.convert.json_schema.automata import (
     TooComplex,
     complement,
     dfa_to_rules,
+    excluded_words_dfa,
     intersect,
-    minimize,
     universal_dfa,
     with_length,
 )
@@ -47,6 +48,11 @@ from grammarkit.ebnf import ast
 
 if TYPE_CHECKING:
     from grammarkit.convert.json_schema.emitter import Emitter
+
+
+SHARED_CHARS_FROM = 64
+"""Literal sets with more values than this spell each character through a shared rule
+(``char.a ::= "a" | "\\u0061"``), which keeps long ``enum``s compact."""
 
 
 def string_expr(s: StringSet, emitter: Emitter, name: str) -> ast.Expr:
@@ -70,7 +76,7 @@ def string_expr(s: StringSet, emitter: Emitter, name: str) -> ast.Expr:
         dfa = _product(languages, excluded, s.min_length, s.max_length)
     except (TooComplex, LanguageError) as exc:
         return _relaxed(s, languages, emitter, str(exc))
-    return quoted(_dfa_expr(dfa, emitter, name))
+    return quoted(emitter.memo(("string automaton", dfa), lambda: _dfa_expr(dfa, emitter, name)))
 
 
 def _compiles(language: Language, emitter: Emitter) -> bool:
@@ -96,10 +102,12 @@ def _literals(s: StringSet, literal_sets: list[Literals], emitter: Emitter,
             allowed.append(value)
     if not allowed:
         return ast.CharClass(())
+    many = len(allowed) > SHARED_CHARS_FROM
+
     def spell(chars: tuple[str, ...]) -> ast.Expr:
-        if len(chars) == 1:
+        if len(chars) == 1 and not many:
             return spell_char(chars[0])
-        return emitter.char(codepoints.merge((ord(c), ord(c)) for c in chars))
+        return emitter.char(codepoints.merge((ord(c), ord(c)) for c in chars), share=many)
 
     body = trie_expr(allowed, spell, ast.Literal(""),
                      lambda expr: emitter.helper(f"{name}.values", expr))
@@ -123,14 +131,24 @@ def _lengths_implied(language: Language, s: StringSet) -> bool:
 
 def _product(languages: list[Language], excluded: list[Language], low: int,
              high: int | None) -> DFA:
-    dfa = universal_dfa()
-    for language in languages:
-        dfa = intersect(dfa, language_dfa(language))
-    for language in excluded:
-        dfa = intersect(dfa, complement(language_dfa(language)))
+    """The minimal DFA of the strings in every language, in none of ``excluded``, with a
+    length in ``[low, high]``."""
+    parts = [language_dfa(lang) for lang in languages]
+    parts.extend(_complement_dfa(lang) for lang in excluded)
+    dfa = parts[0] if parts else universal_dfa()
+    for part in parts[1:]:
+        dfa = intersect(dfa, part)
     if low or high is not None:
         dfa = with_length(dfa, low, high)
-    return minimize(dfa)
+    return dfa
+
+
+@lru_cache(maxsize=256)
+def _complement_dfa(language: Language) -> DFA:
+    """The minimal DFA of the strings not in ``language``."""
+    if isinstance(language, Literals):
+        return excluded_words_dfa(language.values)
+    return complement(language_dfa(language))
 
 
 def _relaxed(s: StringSet, languages: list[Language], emitter: Emitter, reason: str) -> ast.Expr:

@@ -24,7 +24,7 @@ from grammarkit.convert.json_schema.model import (
     StringSet,
     inline,
 )
-from grammarkit.convert.json_schema.numbers import Bound
+from grammarkit.convert.json_schema.numbers import Bound, BoundTooLarge, check_digits
 
 
 def value_node(value: Any) -> Node:
@@ -35,6 +35,8 @@ def value_node(value: Any) -> Node:
     if isinstance(value, bool):
         return Node(booleans=frozenset({value}))
     if isinstance(value, Decimal):
+        if too_wide(value):
+            return Node(numbers=(NumberSet(),), exact=False)
         return Node(numbers=(NumberSet(Bound(value), Bound(value)),))
     if isinstance(value, str):
         return Node(strings=(StringSet(languages=(Literals((value,)),)),))
@@ -44,6 +46,30 @@ def value_node(value: Any) -> Node:
     properties = tuple((name, inline(value_node(item))) for name, item in value.items())
     clause = Clause(properties, (), NEVER)
     return Node(objects=(ObjectSet((clause,), tuple(value)),))
+
+
+def too_wide(value: Decimal) -> bool:
+    """Whether the plain notation of ``value`` needs more than
+    :data:`~.numbers.MAX_DIGITS` digits (``1e999999999`` has a billion)."""
+    try:
+        check_digits(value)
+    except BoundTooLarge:
+        return True
+    return False
+
+
+def first_too_wide(value: Any) -> Decimal | None:
+    """The first number in the JSON data ``value`` that :func:`too_wide` refuses."""
+    stack = [value]
+    while stack:
+        item = stack.pop()
+        if isinstance(item, Decimal) and too_wide(item):
+            return item
+        if isinstance(item, dict):
+            stack.extend(item.values())
+        elif isinstance(item, list):
+            stack.extend(item)
+    return None
 
 
 def values_node(values: list[Any]) -> Node:

@@ -1,0 +1,53 @@
+"""``grammarkit diagram``: railroad diagrams of a grammar's rules."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import click
+
+from grammarkit.cli.common import EXIT_ERRORS, InputError, echo, read, render, root_option
+
+
+@click.command("diagram")
+@click.argument("grammar_path", metavar="GRAMMAR", type=click.Path(exists=True, allow_dash=True))
+@click.option("-o", "--output", type=click.Path(dir_okay=False), default=None,
+              help="Write here: OUT.html (every rule, linked) or OUT.svg (one rule). "
+                   "Default: HTML on standard output, or SVG with --rule.")
+@click.option("--rule", default=None, metavar="NAME",
+              help="Draw only this rule (as SVG unless the output ends with .html).")
+@root_option
+def command(grammar_path: str, output: str | None, rule: str | None, root: str) -> None:
+    """Railroad diagrams of GRAMMAR (*.ebnf): one SVG per rule, in a self-contained HTML page.
+
+    Each rule reference links to its rule's diagram. A grammar with errors is drawn as far as
+    it parses; its errors are listed on the page and the exit code is 1.
+    """
+    from grammarkit.authoring.railroad import grammar_html, rule_svg
+    from grammarkit.ebnf.parser import parse
+
+    source = read(grammar_path)
+    result = parse(source.text, root)
+    errors = [d.with_source(source) for d in result.diagnostics if d.is_error]
+    rules = list(result.ast.rules)
+    if rule is not None:
+        rules = [r for r in rules if r.name == rule]
+        if not rules:
+            raise click.BadParameter(f"no rule `{rule}` in {source.path}", param_hint="'--rule'")
+    as_svg = rule is not None and not (output or "").endswith(".html")
+    if output is not None and output.endswith(".svg") and rule is None:
+        raise click.UsageError("an SVG holds one rule: name it with --rule (or write .html)")
+    text = (rule_svg(rules[0], standalone=True) if as_svg
+            else grammar_html(rules, title=Path(source.path).name, errors=errors))
+    if output is None:
+        echo(text, nl=False)
+    else:
+        try:
+            Path(output).write_text(text, "utf-8")
+        except OSError as exc:
+            raise InputError(f"cannot write {output}: {exc.strerror or exc}") from None
+        echo(f"wrote {output}", err=True)
+    if errors:
+        echo(render(errors), err=True)
+        sys.exit(EXIT_ERRORS)

@@ -1,0 +1,197 @@
+"""``grammarkit test``: example files beside grammars, and grammar coverage."""
+
+from __future__ import annotations
+
+import os
+import sys
+import tempfile
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import click
+
+from grammarkit.cli.common import (
+    EXIT_ERRORS,
+    InputError,
+    dump_json,
+    echo,
+    format_option,
+    plural,
+    read,
+    render,
+    root_option,
+)
+
+if TYPE_CHECKING:
+    from grammarkit.authoring.coverage import Coverage
+    from grammarkit.authoring.example_tests import Outcome
+    from grammarkit.grammar import Grammar
+    from grammarkit.source import SourceText
+
+
+@click.command("test")
+@click.argument("paths", nargs=-1, required=True, type=click.Path(exists=True))
+@click.option("--update", is_flag=True,
+              help="Rewrite each example's verdict line to what the grammar says (review the diff).")
+@click.option("--coverage", "show_coverage", is_flag=True,
+              help="Report which alternatives, repetition branches and class ranges the accepted "
+                   "examples exercise.")
+@click.option("--fail-under", type=click.FloatRange(0, 100), default=None, metavar="PERCENT",
+              help="Exit with 1 when a grammar's coverage is below PERCENT (implies --coverage).")
+@root_option
+@format_option
+def command(paths: tuple[str, ...], update: bool, show_coverage: bool, fail_under: float | None,
+            root: str, output_format: str) -> None:
+    """Run the examples in NAME.examples files against NAME.ebnf or NAME.schema.json.
+
+    PATHS are examples files, grammar files (their examples file is used; a grammar without
+    one is skipped with a note) or directories (searched for *.examples). An examples file holds examples like
+
+    \b
+        === an empty object ===
+        {}
+        --- accept
+    \b
+        === a missing colon ===
+        {"a" 1}
+        --- reject 1:6
+
+    `--- reject LINE:COLUMN` also checks where matching fails. Exit 1 when an example fails
+    (or coverage is below --fail-under).
+    """
+    from grammarkit.authoring.coverage import Coverage
+    from grammarkit.authoring.derivation import DerivationTooLarge
+    from grammarkit.authoring.example_tests import run_examples, updated_text
+
+    show_coverage = show_coverage or fail_under is not None
+    reports: list[dict[str, Any]] = []
+    failed = under = 0
+    files = _example_files(paths)
+    for examples_path in files:
+        source = read(str(examples_path))
+        grammar_path, grammar, examples = _load(examples_path, source, root)
+        outcomes = run_examples(grammar, examples)
+        report: dict[str, Any] = {
+            "path": str(examples_path), "grammar": str(grammar_path),
+            "passed": sum(o.passed for o in outcomes),
+            "failed": [_failure_json(source, o) for o in outcomes if not o.passed],
+        }
+        if update:
+            new_text = updated_text(source, outcomes)
+            if new_text != source.text:
+                _write(examples_path, new_text)
+                report["updated"] = True
+        else:
+            failed += len(report["failed"])
+        if show_coverage:
+            coverage = Coverage.of(grammar.ast, grammar.root)
+            accepted = [o.example.text for o in outcomes if o.accepted]
+            try:
+                coverage.record(grammar.ast, grammar.root, accepted)
+            except DerivationTooLarge:
+                raise InputError(f"{examples_path}: an example is too long or the grammar too "
+                                 "ambiguous to measure coverage") from None
+            report["coverage"] = coverage.to_json(grammar.source)
+            report["_coverage"] = (coverage, grammar.source)
+            if fail_under is not None and coverage.percent < fail_under:
+                under += 1
+                report["below"] = fail_under
+        reports.append(report)
+    if output_format == "json":
+        echo(dump_json([{k: v for k, v in r.items() if not k.startswith("_") and k != "below"}
+                        for r in reports]))
+    else:
+        for report in reports:
+            _print_text(report, update)
+    if failed or under:
+        sys.exit(EXIT_ERRORS)
+
+
+def _example_files(paths: tuple[str, ...]) -> list[Path]:
+    from grammarkit.authoring.example_tests import examples_for
+    from grammarkit.authoring.examples import EXAMPLES_SUFFIX
+
+    found: list[Path] = []
+    searched = []
+    for name in paths:
+        path = Path(name)
+        if path.is_dir():
+            searched.append(name)
+            found.extend(sorted(p for p in path.rglob("*" + EXAMPLES_SUFFIX) if p.is_file()))
+        elif path.name.endswith(EXAMPLES_SUFFIX):
+            found.append(path)
+        elif examples_for(path).is_file():
+            found.append(examples_for(path))
+        else:  # pre-commit passes every changed grammar, with or without examples
+            echo(f"note: skipping {path}: no examples file {examples_for(path)}", err=True)
+    if not found and searched:
+        raise InputError("no *.examples files found in " + ", ".join(searched))
+    return list(dict.fromkeys(found))
+
+
+def _load(examples_path: Path, source: SourceText,
+          root: str) -> tuple[Path, Grammar, list[Any]]:
+    """The grammar beside ``examples_path`` and its parsed examples; errors exit."""
+    from grammarkit.authoring.example_tests import grammar_for
+    from grammarkit.authoring.examples import parse_examples
+    from grammarkit.diagnostics import GrammarError
+    from grammarkit.grammar import Grammar
+
+    grammar_path = grammar_for(examples_path)
+    if grammar_path is None:
+        raise InputError(f"no grammar beside {examples_path} (expected "
+                         f"{examples_path.stem}.ebnf or {examples_path.stem}.schema.json)")
+    try:
+        examples = parse_examples(source)
+        if grammar_path.name.endswith(".schema.json"):
+            grammar = Grammar.from_json_schema(grammar_path, lenient=True)
+        else:
+            grammar_source = read(str(grammar_path))
+            grammar = Grammar.from_ebnf(grammar_source.text, root, path=grammar_source.path)
+    except GrammarError as exc:  # SchemaError is one too
+        echo(render(exc.diagnostics), err=True)
+        sys.exit(EXIT_ERRORS)
+    return grammar_path, grammar, examples
+
+
+def _failure_json(source: SourceText, outcome: Outcome) -> dict[str, Any]:
+    position = source.position(outcome.example.span.start)
+    return {"title": outcome.example.title, "line": position.line,
+            "message": outcome.failure(), "text": outcome.example.text}
+
+
+def _print_text(report: dict[str, Any], update: bool) -> None:
+    path = report["path"]
+    for failure in report["failed"]:
+        verb = "would change" if update else "FAIL"
+        echo(f"{path}:{failure['line']}: {verb} `{failure['title']}`: {failure['message']}")
+    summary = f"{path}: {plural(report['passed'], 'example')} passed"
+    if report["failed"]:
+        summary += f", {len(report['failed'])} failed"
+    if report.get("updated"):
+        summary += " (verdicts updated)"
+    echo(summary)
+    measured: tuple[Coverage, SourceText | None] | None = report.get("_coverage")
+    if measured is not None:
+        coverage, grammar_source = measured
+        echo("")
+        echo(coverage.render(grammar_source))
+        echo("")
+    if "below" in report:
+        echo(f"{path}: coverage {coverage.percent:.1f}% is below --fail-under "
+             f"{report['below']:g}", err=True)
+
+
+def _write(path: Path, text: str) -> None:
+    """Replace ``path``'s content atomically (a temporary file renamed into place)."""
+    try:
+        handle, temporary = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.")
+        try:
+            with os.fdopen(handle, "w", encoding="utf-8", newline="") as stream:
+                stream.write(text)
+            os.replace(temporary, path)
+        except BaseException:
+            os.unlink(temporary)
+            raise
+    except OSError as exc:
+        raise InputError(f"cannot write {path}: {exc.strerror or exc}") from None

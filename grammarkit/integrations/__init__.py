@@ -1,0 +1,1 @@
+"""Adapters to other ecosystems (each imports its ecosystem lazily, behind an extra)."""

@@ -1,0 +1,226 @@
+"""The JSON Schema converter at real-world scale and on hostile input (issues 7, 8 and 12).
+
+Each test holds a failing input from the issue: objects with thousands of properties, enums of
+tens of thousands of values, numbers no ``Decimal`` context can hold, a recursive schema whose
+base case hides behind ``oneOf``, vendor annotation keywords, and the wording of hints.
+"""
+
+from __future__ import annotations
+
+import json
+import random
+from pathlib import Path
+from typing import Any
+
+import pytest
+from click.testing import CliRunner
+
+from grammarkit import Grammar
+from grammarkit.cli import main
+from grammarkit.convert.errors import SchemaError
+from grammarkit.convert.json_schema import convert_schema, lint_schema_file
+from grammarkit.ebnf.printer import print_grammar
+
+
+def codes(schema: Any, **options: Any) -> list[str]:
+    """The codes of the diagnostics of a lenient conversion."""
+    return [d.code for d in convert_schema(schema, lenient=True, **options)[1]]
+
+
+# -- issue 8.1: objects with thousands of properties --------------------------------------------
+MANY = 3000
+
+
+def _object(count: int, required: list[str] | None = None) -> dict[str, Any]:
+    schema: dict[str, Any] = {"type": "object",
+                              "properties": {f"p{i}": {"type": "integer"} for i in range(count)}}
+    if required is not None:
+        schema["required"] = required
+    return schema
+
+
+@pytest.mark.parametrize("property_order", ["schema", "any"])
+def test_thousands_of_properties_convert(property_order: str) -> None:
+    grammar = Grammar.from_json_schema(_object(MANY, ["p5"]), property_order=property_order)
+    assert grammar.warnings == ()
+    assert grammar.matches('{"p5": 1, "p2999": 2}')
+    assert not grammar.matches('{"p2999": 2}')
+    assert not grammar.matches('{"p5": "x"}')
+
+
+def test_thousands_of_required_properties_convert() -> None:
+    names = [f"p{i}" for i in range(MANY)]
+    grammar = Grammar.from_json_schema(_object(MANY, names))
+    instance = {name: index for index, name in enumerate(names)}
+    assert grammar.matches(json.dumps(instance))
+    del instance["p1500"]
+    assert not grammar.matches(json.dumps(instance))
+
+
+def test_const_object_with_thousands_of_keys() -> None:
+    value = {f"k{i}": i for i in range(2000)}
+    grammar = Grammar.from_json_schema({"const": value})
+    assert grammar.matches(json.dumps(value))
+    assert not grammar.matches(json.dumps({**value, "k7": 8}))
+
+
+def test_presence_limit_is_a_diagnostic_never_an_exception() -> None:
+    # Counting constraints over many properties multiply the presence states: past the limit
+    # they are relaxed with GK155 (an error) or GK255 (lenient), never a bare exception.
+    schema = {**_object(MANY), "minProperties": 40, "maxProperties": 2000}
+    with pytest.raises(SchemaError) as caught:
+        convert_schema(schema)
+    assert [d.code for d in caught.value.diagnostics] == ["GK155"]
+    assert codes(schema) == ["GK255"]
+
+
+# -- issue 8.2 and 8.10: numbers beyond any context -----------------------------------------
+def test_exponent_beyond_decimal_is_a_located_diagnostic() -> None:
+    with pytest.raises(SchemaError) as caught:
+        convert_schema('{"minimum": -1E+1000000000000000000}')
+    (found,) = caught.value.diagnostics
+    assert found.code == "GK153" and found.position is not None
+    assert found.position.column == 13
+
+
+@pytest.mark.parametrize("schema", [
+    {"type": "string", "minLength": "HUGE"},
+    {"type": "array", "minItems": "HUGE"},
+    {"type": "array", "contains": {}, "minContains": "HUGE"},
+    {"type": "object", "minProperties": "HUGE"},
+])
+def test_huge_minimum_counts_are_relaxed(schema: dict[str, Any]) -> None:
+    text = json.dumps(schema).replace('"HUGE"', "1e999999999")
+    with pytest.raises(SchemaError) as caught:
+        convert_schema(text)
+    assert {d.code for d in caught.value.diagnostics} == {"GK155"}
+    grammar, diagnostics = convert_schema(text, lenient=True)
+    assert {d.code for d in diagnostics} == {"GK255"}
+
+
+@pytest.mark.parametrize("text", ['{"const": 1e999999999}', '{"enum": [1e999999999, 2]}',
+                                  '{"enum": [{"a": [1e-999999999]}]}'])
+def test_huge_constants_accept_any_number_in_their_place(text: str) -> None:
+    with pytest.raises(SchemaError) as caught:
+        convert_schema(text)
+    assert {d.code for d in caught.value.diagnostics} == {"GK155"}
+    grammar = Grammar.from_json_schema(text, lenient=True)
+    assert [d.code for d in grammar.warnings] == ["GK255"]
+    assert grammar.matches('{"a": [5]}' if "[{" in text else "7")
+
+
+def test_huge_multiple_of_is_relaxed() -> None:
+    text = '{"allOf": [{"multipleOf": 1e999999999}, {"multipleOf": 3}]}'
+    grammar = Grammar.from_json_schema(text, lenient=True)
+    assert [d.code for d in grammar.warnings] == ["GK255"]
+    assert grammar.matches("9") and not grammar.matches("10")
+
+
+# -- issue 8.14 and 7: many alternatives --------------------------------------------------------
+def test_one_of_thousands_of_constants() -> None:
+    grammar = Grammar.from_json_schema({"oneOf": [{"const": i} for i in range(5000)]})
+    assert grammar.warnings == ()
+    assert grammar.matches("4999") and grammar.matches("17.0")
+    assert not grammar.matches("5000") and not grammar.matches('"17"')
+
+
+def test_one_of_with_a_repeated_constant_excludes_it() -> None:
+    grammar = Grammar.from_json_schema({"oneOf": [{"const": 1}, {"const": 2}, {"const": 1.0},
+                                                  {"type": "string"}]})
+    assert grammar.matches("2") and grammar.matches('"x"')
+    assert not grammar.matches("1")
+
+
+def _words(count: int) -> list[str]:
+    generator = random.Random(7)
+    letters = "abcdefghijklmnopqrstuvwxyz"
+    words = {"".join(generator.choice(letters) for _ in range(generator.randint(3, 12)))
+             for _ in range(count)}
+    return sorted(words)
+
+
+def test_twenty_thousand_word_enum_is_a_compact_trie() -> None:
+    words = _words(20_000)
+    grammar, diagnostics = convert_schema({"enum": words})
+    assert diagnostics == []
+    text = print_grammar(grammar)
+    # Every character may be written raw or escaped; shared prefixes and suffixes keep the
+    # grammar within a small multiple of the words' own size.
+    assert len(text) < 8 * sum(len(word) + 3 for word in words)
+    compiled = Grammar.from_json_schema({"enum": words})
+    assert compiled.matches(json.dumps(words[123]))
+    assert compiled.matches('"' + "".join(f"\\u{ord(c):04x}" for c in words[-1]) + '"')
+    assert not compiled.matches(json.dumps(words[123] + "q"))
+
+
+def test_enum_of_many_integers_beside_a_type() -> None:
+    grammar = Grammar.from_json_schema({"type": "integer", "enum": list(range(0, 40_000, 2))})
+    assert grammar.matches("39998") and grammar.matches("0")
+    assert not grammar.matches("3")
+
+
+# -- issue 12.1: a base case behind oneOf -------------------------------------------------------
+STEP = {
+    "$ref": "#/definitions/step",
+    "definitions": {"step": {
+        "type": "object",
+        "additionalProperties": False,
+        "oneOf": [{"required": ["run"]}, {"required": ["parallel"]}],
+        "properties": {
+            "run": {"type": "string"},
+            "parallel": {"type": "array", "minItems": 1,
+                         "items": {"$ref": "#/definitions/step"}},
+        },
+    }},
+}
+
+
+def test_recursive_schema_with_a_base_case_in_one_of() -> None:
+    grammar = Grammar.from_json_schema(STEP)
+    assert grammar.matches('{"parallel": [{"run": "a"}, {"parallel": [{"run": "b"}]}]}')
+    assert not grammar.matches('{"parallel": []}')
+    assert not grammar.matches('{"run": "x", "parallel": [{"run": "a"}]}')
+
+
+def test_recursion_without_a_base_case_is_still_refused() -> None:
+    for schema in ({"$ref": "#"}, {"anyOf": [{"$ref": "#"}]}):
+        with pytest.raises(SchemaError) as caught:
+            convert_schema(schema, lenient=True)
+        assert [d.code for d in caught.value.diagnostics] == ["GK152"]
+
+
+# -- issue 12.8: annotations and repeated notes -------------------------------------------------
+def test_vendor_annotations_are_quiet() -> None:
+    schema = {"type": "object", "markdownDescription": "**x**", "x-order": 3,
+              "defaultSnippets": [{"body": {}}], "deprecationMessage": "old",
+              "errorMessage": "bad", "tsType": "X",
+              "properties": {"a": {"type": "string", "markdownEnumDescriptions": ["a"]}}}
+    assert codes(schema) == []
+
+
+def test_repeated_notes_are_grouped() -> None:
+    schema = {"properties": {name: {"type": "string", "frobnicate": True}
+                             for name in "abcdef"}}
+    (note,) = convert_schema(schema)[1]
+    assert note.code == "GK259" and note.pointer == "/properties/a/frobnicate"
+    assert "×6" in note.message and "/properties/b/frobnicate" in note.message
+
+
+# -- issue 12.7 and 12.10: the command line -----------------------------------------------------
+def test_command_line_hints_name_command_line_flags(tmp_path: Path) -> None:
+    path = tmp_path / "x.schema.json"
+    path.write_text('{"type": "array", "uniqueItems": true}')
+    result = CliRunner().invoke(main, ["convert", "json-schema", str(path)])
+    assert result.exit_code == 1
+    assert "--lenient" in result.stderr and "lenient=True" not in result.stderr
+    with pytest.raises(SchemaError) as caught:
+        convert_schema(path)
+    assert "lenient=True" in str(caught.value.diagnostics[0].hint)
+
+
+def test_lint_reports_what_convert_reports(tmp_path: Path) -> None:
+    path = tmp_path / "x.schema.json"
+    path.write_text('{"type": "array", "uniqueItems": true}')
+    result = CliRunner().invoke(main, ["lint", str(path)])
+    assert result.exit_code == 1 and "GK154" in result.stdout and "--lenient" in result.stdout
+    assert [d.code for d in lint_schema_file(path)] == ["GK154"]
