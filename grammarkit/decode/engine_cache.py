@@ -153,16 +153,10 @@ def _build(compiled: CompiledGrammar, index: TokenIndex, key: tuple[str, str]) -
 
 
 def _structure_digest(compiled: CompiledGrammar) -> str:
-    """SHA-256 of the automata (stored tables number their states)."""
-    structure = (compiled.rule_names, compiled.root, compiled.state_rule, sorted(compiled.finals),
-                 compiled.byte_edges, compiled.call_edges,
-                 tuple(tuple((e.ids, e.exclude, t) for e, t in edges)
-                       for edges in compiled.token_edges),
-                 sorted(compiled.nullable), compiled.entry_state, compiled.accept_state)
-    return hashlib.sha256(repr(structure).encode()).hexdigest()
+    """SHA-256 of the automata's structure (see :meth:`CompiledGrammar.structure_digest`)."""
+    return compiled.structure_digest()
 
 
-# -- tables <-> arrays ----------------------------------------------------------------------------
 def _tables_of(engine: MaskEngine) -> Arrays:
     """The engine's token partition and token classes as arrays (see :func:`_restored`)."""
     core, partition = engine.core, engine.partition
