@@ -329,6 +329,27 @@ class CompiledGrammar:
                     changed = True
         return follow
 
+    def build_all(self, limit: int) -> bool:
+        """Build every rule's automaton completely, rule by rule (a deterministic numbering).
+
+        Stops, returning ``False``, once more than ``limit`` states exist.
+        """
+        for rule in range(self.num_rules):
+            start = self.start_of(rule)
+            seen = {start}
+            stack = [start]
+            while stack:
+                if self.num_states > limit:
+                    return False
+                s = stack.pop()
+                targets = [t for _, _, t in self.byte_edges[s]]
+                targets += [t for _, t in self.call_edges[s]] + [t for _, t in self.token_edges[s]]
+                for t in targets:
+                    if t not in seen:
+                        seen.add(t)
+                        stack.append(t)
+        return True
+
     def structure_digest(self) -> str:
         """SHA-256 of the rule automata and of the states built so far, in their numbering.
 

@@ -34,6 +34,9 @@ from grammarkit.decode.token_partition import TokenPartition, byte_classes, clea
 from grammarkit.grammar import Grammar
 from grammarkit.vocab import Vocabulary
 
+STORED_STATES = 200_000
+"""Grammars whose automata have more states than this are not stored (lazily numbered)."""
+
 ENGINE_CACHE_SIZE = 32
 """Engines (compiled grammars with their mask tables) kept per process."""
 
@@ -138,6 +141,8 @@ def _build(compiled: CompiledGrammar, index: TokenIndex, key: tuple[str, str]) -
     if not _SAVE_REGISTERED:
         atexit.register(save)
         _SAVE_REGISTERED = True
+    if not compiled.build_all(STORED_STATES):  # stored tables need a fixed numbering
+        return _Entry(MaskEngine(compiled, index), None, "", 0)
     disk = DiskCache(directory)
     disk_key = f"mask-tables/{FORMAT_VERSION}/{key[0]}/{key[1]}/{_structure_digest(compiled)}"
     stored = disk.load(disk_key)
