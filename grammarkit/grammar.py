@@ -184,17 +184,25 @@ class Grammar:
 
         return compile_grammar(self.ast, self.root)
 
-    def matches(self, text: str | bytes) -> bool:
-        """Whether the whole of ``text`` is in the grammar's language (xgrammar's verdict)."""
+    def matches(self, text: str | bytes, timeout: float | None = 60.0) -> bool:
+        """Whether the whole of ``text`` is in the grammar's language (xgrammar's verdict).
+
+        Raises ``MatchTimeout`` (a ``TimeoutError``, ``GK122``) after ``timeout`` seconds
+        (``None``: no limit).
+        """
         from grammarkit.automata.earley import Recognizer
 
-        return Recognizer(self.compiled).matches(_input_bytes(text))
+        return Recognizer(self.compiled).matches(_input_bytes(text), timeout)
 
-    def explain(self, text: str | bytes) -> Explanation | None:
-        """``None`` if ``text`` matches; otherwise where matching fails and what was expected."""
+    def explain(self, text: str | bytes, timeout: float | None = 60.0) -> Explanation | None:
+        """``None`` if ``text`` matches; otherwise where matching fails and what was expected.
+
+        Raises ``MatchTimeout`` (a ``TimeoutError``, ``GK122``) after ``timeout`` seconds
+        (``None``: no limit).
+        """
         from grammarkit.automata.earley import Recognizer
 
-        return Recognizer(self.compiled).explain(_input_bytes(text))
+        return Recognizer(self.compiled).explain(_input_bytes(text), timeout)
 
     @property
     def rule_names(self) -> list[str]:

@@ -1,100 +1,426 @@
-"""``CompiledGrammar``: every rule as a byte-level automaton, in one flat, immutable table.
+"""``CompiledGrammar``: every rule as a byte-level automaton, built lazily, state by state.
 
 This is the form both the exact recognizer (:mod:`grammarkit.automata.earley`) and the token-mask
 decoder work on: a *recursive transition network*.
 
 States
-    Ints ``0..num_states-1``, numbered rule after rule, so a state is a small hashable value
-    and sets of states are ``frozenset[int]``. ``state_rule[s]`` is the rule owning ``s``.
+    Ints numbered in the order they are first met, so a state is a small hashable value and
+    sets of states are ``frozenset[int]``. ``state_rule[s]`` is the rule owning ``s``. A rule's
+    automaton is built when its start is first asked for (``rule_start[r]``): small rules are
+    determinized and minimized at once; large ones and those with counted repetitions are
+    determinized lazily (:mod:`grammarkit.automata.lazy_dfa`): a state's edges are computed the
+    first time one of ``byte_edges[s]``, ``call_edges[s]``, ``token_edges[s]`` is read, so a
+    grammar costs what inputs visit, not the size of its automata.
 Rules
     Ints ``0..num_rules-1`` (``rule_names`` in grammar order, only rules reachable from the root
-    after inlining). ``rule_start[r]`` is where a derivation of ``r`` begins; it ends in any
-    state of ``finals`` owned by ``r``. ``nullable`` holds the rules that derive the empty
-    string. ``deterministic[r]`` tells whether ``r``'s automaton is a DFA (the usual case).
+    after inlining). A derivation of ``r`` begins in ``rule_start[r]`` and ends in any state of
+    ``finals`` owned by ``r``. ``nullable`` holds the rules that derive the empty string.
 Edges, per state
     ``byte_edges[s]``: ``(lo, hi, target)`` sorted by ``lo``, for one byte in ``lo..hi``
-    (non-overlapping when the rule is deterministic). ``call_edges[s]``: ``(rule, target)``, taken
-    after a complete derivation of ``rule``. ``token_edges[s]``: ``(TokenEdge, target)`` for
-    ``Token``/``ExcludeToken``; they only match vocabulary tokens, never bytes.
+    (never overlapping: every rule automaton is deterministic). ``call_edges[s]``: ``(rule,
+    target)``, taken after a complete derivation of ``rule``. ``token_edges[s]``: ``(TokenEdge,
+    target)`` for ``Token``/``ExcludeToken``; they only match vocabulary tokens, never bytes.
 Entry
-    A pseudo-rule ``<start> ::= root`` numbered ``num_rules``: ``entry_state`` has one call edge
-    to the root rule leading to ``accept_state``, which is final. A parse begins with
+    A pseudo-rule ``<start> ::= root`` numbered ``num_rules``: ``entry_state`` (0) has one call
+    edge to the root rule leading to ``accept_state`` (1), which is final. A parse begins with
     ``entry_state`` and has recognised its input when ``accept_state`` is reached.
+Memory ceiling
+    Lazily built states hold at most :data:`MAX_POSITIONS` NFA positions in all; past that,
+    reading an edge raises ``GrammarError`` ``GK121`` (no real grammar comes near it).
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING, Generic, TypeVar
 
-from grammarkit.automata.nfa import TokenEdge
+from grammarkit.automata.determinize import Automaton, determinize, minimize
+from grammarkit.automata.lazy_dfa import Positions, SubsetBuilder, clamped
+from grammarkit.automata.nfa import NFA, Budget, Loop, TokenEdge
+from grammarkit.diagnostics import GrammarError, error
 
 if TYPE_CHECKING:
     import numpy as np
 
+    from grammarkit.ebnf.ast import Span
 
-@dataclass(frozen=True, eq=False)
+ByteEdges = tuple[tuple[int, int, int], ...]
+CallEdges = tuple[tuple[int, int], ...]
+TokenEdges = tuple[tuple[TokenEdge, int], ...]
+
+MAX_POSITIONS = 4_000_000
+"""How many NFA positions the lazily built states of one grammar may hold (about 400 MB)."""
+
+EAGER_LIMIT = 2_000
+"""Rules whose NFA (without counters) has at most this many states are determinized at once."""
+
+_DFA_GROWTH = 4
+"""An eager determinization gives up (the rule goes lazy) past this many times the NFA size."""
+
+E = TypeVar("E")
+
+
+class LazyEdges(Generic[E]):
+    """One edge kind of every state, computed on first read (``edges[state]``)."""
+
+    __slots__ = ("_data", "_expand")
+
+    def __init__(self, data: list[E | None], expand: Callable[[int], None]):
+        self._data = data
+        self._expand = expand
+
+    def __getitem__(self, state: int) -> E:
+        found = self._data[state]
+        if found is None:
+            self._expand(state)
+            found = self._data[state]
+            assert found is not None
+        return found
+
+    def __len__(self) -> int:
+        return len(self._data)
+
+    def __iter__(self) -> None:
+        raise TypeError("lazy edges cannot be iterated; read them state by state")
+
+
+class _RuleStarts:
+    __slots__ = ("_grammar",)
+
+    def __init__(self, grammar: CompiledGrammar):
+        self._grammar = grammar
+
+    def __getitem__(self, rule: int) -> int:
+        return self._grammar.start_of(rule)
+
+    def __len__(self) -> int:
+        return self._grammar.num_rules
+
+
 class CompiledGrammar:
-    """Byte-level automata for every rule of a grammar (see the module docstring)."""
+    """Byte-level automata for every rule of a grammar (see the module docstring).
 
-    rule_names: tuple[str, ...]
-    root: int
-    rule_start: tuple[int, ...]
-    state_rule: tuple[int, ...]
-    finals: frozenset[int]
-    byte_edges: tuple[tuple[tuple[int, int, int], ...], ...]
-    call_edges: tuple[tuple[tuple[int, int], ...], ...]
-    token_edges: tuple[tuple[tuple[TokenEdge, int], ...], ...]
-    nullable: frozenset[int]
-    deterministic: tuple[bool, ...]
-    entry_state: int
-    accept_state: int
+    Parameters
+    ----------
+    rule_names
+        Names of the rules, numbered in this order.
+    root
+        The root rule's number.
+    rules
+        Per rule, its NFA (determinized on demand) or an already deterministic automaton.
+    nullable
+        The rules that derive the empty string.
+    spans
+        Where each rule is defined (for the memory-ceiling diagnostic).
+    """
 
+    def __init__(self, rule_names: Sequence[str], root: int, rules: Sequence[NFA | Automaton],
+                 nullable: frozenset[int], spans: Sequence[Span | None]):
+        self.rule_names = tuple(rule_names)
+        self.root = root
+        self.nullable = nullable
+        self._rules = list(rules)
+        self._spans = list(spans)
+        self._starts = [-1] * len(self._rules)
+        self._builders: list[SubsetBuilder | None] = [None] * len(self._rules)
+        self._index: dict[tuple[int, Positions], int] = {}
+        self._content: list[Positions | None] = []
+        self._bytes: list[ByteEdges | None] = []
+        self._calls: list[CallEdges | None] = []
+        self._tokens: list[TokenEdges | None] = []
+        self._canonical: dict[tuple[int, int], int] = {}
+        self._positions = 0
+        self.state_rule: list[int] = []
+        self.finals: set[int] = set()
+        self.byte_edges: LazyEdges[ByteEdges] = LazyEdges(self._bytes, self._expand)
+        self.call_edges: LazyEdges[CallEdges] = LazyEdges(self._calls, self._expand)
+        self.token_edges: LazyEdges[TokenEdges] = LazyEdges(self._tokens, self._expand)
+        self.rule_start = _RuleStarts(self)
+        self.counted = any(isinstance(r, NFA) and r.counted for r in self._rules)
+        """Whether some rule has counted repetitions (then :meth:`canonical_state` matters)."""
+        self.entry_state = self._new_state(self.num_rules, None, ((root, 1),))
+        self.accept_state = self._new_state(self.num_rules, None, ())
+        self.finals.add(self.accept_state)
+
+    # -- sizes -------------------------------------------------------------------------------------
     @property
     def num_states(self) -> int:
+        """States built so far."""
         return len(self.state_rule)
 
     @property
     def num_rules(self) -> int:
         return len(self.rule_names)
 
-    def rule_states(self, rule: int) -> range:
-        """The states owned by ``rule`` (a contiguous range)."""
-        start = self.rule_start[rule]
-        stop = self.rule_start[rule + 1] if rule + 1 < self.num_rules else self.entry_state
-        return range(start, stop)
+    # -- building ----------------------------------------------------------------------------------
+    def start_of(self, rule: int) -> int:
+        """The start state of ``rule`` (building its automaton on first use)."""
+        start = self._starts[rule]
+        if start < 0:
+            start = self._starts[rule] = self._build(rule)
+        return start
+
+    def _build(self, rule: int) -> int:
+        source = self._rules[rule]
+        if isinstance(source, NFA) and not source.counted and source.num_states <= EAGER_LIMIT:
+            dfa = determinize(source, max(_DFA_GROWTH * source.num_states, 256))
+            if dfa is not None:
+                source = minimize(dfa)
+        if isinstance(source, Automaton):
+            base = self.num_states
+            for s in range(source.num_states):
+                self._new_state(rule, None, tuple((r, t + base) for r, t in source.call_edges[s]),
+                                tuple((lo, hi, t + base) for lo, hi, t in source.byte_edges[s]),
+                                tuple((k, t + base) for k, t in source.token_edges[s]))
+            self.finals.update(f + base for f in source.finals)
+            return source.start + base
+        builder = self._builders[rule] = SubsetBuilder.for_nfa(source)
+        return self._lazy_state(rule, builder.start())
+
+    def _new_state(self, rule: int, content: Positions | None, calls: CallEdges | None,
+                   byte_edges: ByteEdges | None = (), tokens: TokenEdges | None = ()) -> int:
+        self.state_rule.append(rule)
+        self._content.append(content)
+        self._bytes.append(byte_edges)
+        self._calls.append(calls)
+        self._tokens.append(tokens)
+        return len(self.state_rule) - 1
+
+    def _lazy_state(self, rule: int, positions: Positions) -> int:
+        key = (rule, positions)
+        found = self._index.get(key)
+        if found is None:
+            self._positions += len(positions)
+            if self._positions > MAX_POSITIONS:
+                raise GrammarError([error(
+                    "GK121", f"grammar too large: its automata reach the memory ceiling of "
+                    f"{MAX_POSITIONS:,} positions (in rule `{self.rule_names[rule]}`)",
+                    self._spans[rule], "nest fewer ambiguous repetitions inside each other")])
+            found = self._index[key] = self._new_state(rule, positions, None, None, None)
+            builder = self._builders[rule]
+            assert builder is not None
+            if builder.is_final(positions):
+                self.finals.add(found)
+        return found
+
+    def _expand(self, state: int) -> None:
+        """Compute the edges of lazily built ``state``."""
+        rule = self.state_rule[state]
+        positions = self._content[state]
+        builder = self._builders[rule]
+        assert positions is not None and builder is not None
+        intern = self._lazy_state
+        ranges: list[tuple[int, int, int]] = []
+        for lo, hi, targets in builder.byte_moves(positions):
+            t = intern(rule, targets)
+            if ranges and ranges[-1][2] == t and ranges[-1][1] + 1 == lo:
+                ranges[-1] = (ranges[-1][0], hi, t)
+            else:
+                ranges.append((lo, hi, t))
+        calls = tuple((r, intern(rule, targets)) for r, targets in builder.call_moves(positions))
+        tokens = tuple((k, intern(rule, targets)) for k, targets in builder.token_moves(positions))
+        self._bytes[state] = tuple(ranges)
+        self._calls[state] = calls
+        self._tokens[state] = tokens
+
+    def _counted_rule(self, state: int) -> bool:
+        builder = self._builders[self.state_rule[state]]
+        return builder is not None and builder.counted
+
+    def canonical_state(self, state: int, horizon: int) -> int:
+        """A state accepting the same byte strings as ``state`` up to ``horizon`` bytes long.
+
+        Counts of counted repetitions far from both bounds are replaced by one representative
+        (:meth:`~grammarkit.automata.nfa.Loop.clamp`), so a decoder sees the middle of
+        ``[a-z]{0,100000}`` as one state. Other states are their own canonical state.
+        """
+        positions = self._content[state]
+        if positions is None or not self._counted_rule(state):
+            return state
+        key = (state, horizon)
+        found = self._canonical.get(key)
+        if found is None:
+            found = self._canonical[key] = self._lazy_state(self.state_rule[state],
+                                                             clamped(positions, horizon))
+        return found
+
+    def run_limit(self, state: int) -> int | None:
+        """How many iterations of a counted loop ``state`` can run uniformly, all at once.
+
+        The loop is the innermost one of the deepest counter stack in ``state``; every position
+        whose counters mention it must have it innermost, with the same count. When that count
+        is in a stretch where every iteration decides alike (below ``min - 1``, or from there
+        below ``max - 1``), :meth:`shifted` by up to the returned number of iterations behaves
+        exactly like running them (if one iteration leaves the other positions as they are).
+        ``None`` when ``state`` does not qualify or fewer than 2 iterations are left.
+        """
+        frame = self._run_frame(state)
+        if frame is None:
+            return None
+        loop, count, _ = frame
+        if count + 1 < loop.min:
+            limit = loop.min - count - 1
+        elif loop.max is not None and count + 1 < loop.max:
+            limit = loop.max - count - 1
+        else:
+            return None
+        return limit if limit >= 2 else None
+
+    def _run_frame(self, state: int) -> tuple[Loop, int, bool] | None:
+        positions = self._content[state]
+        if positions is None or not self._counted_rule(state):
+            return None
+        deepest = max((counters for _, counters in positions), key=len)
+        if not deepest:
+            return None
+        frame = deepest[-1]
+        loop = frame[0]
+        for _, counters in positions:
+            for i, other in enumerate(counters):
+                if other[0] is loop and (other != frame or i != len(counters) - 1):
+                    return None
+        return frame
+
+    def shifted(self, state: int, iterations: int) -> int:
+        """``state`` with the count of its :meth:`run_limit` loop raised by ``iterations``."""
+        frame = self._run_frame(state)
+        positions = self._content[state]
+        assert frame is not None and positions is not None
+        loop, count, progressed = frame
+        raised = (loop, count + iterations, progressed)
+        return self._lazy_state(self.state_rule[state], frozenset(
+            (s, (*counters[:-1], raised) if counters and counters[-1][0] is loop else counters)
+            for s, counters in positions))
+
+    def follow_sets(self) -> list[int]:
+        """Per rule (the pseudo-rule last): the bytes that can come right after it completes.
+
+        256-bit ints over any context in the grammar, closed over rules that complete at once
+        with the rule; computed on the NFAs, counters ignored (a superset, never built lazily).
+        """
+        nfas = [r if isinstance(r, NFA) else _as_nfa(r) for r in self._rules]
+        first = [0] * (self.num_rules + 1)
+        changed = True
+        while changed:  # FIRST sets of the rules
+            changed = False
+            for rule, nfa in enumerate(nfas):
+                bits = _scannable(nfa, _loose_closure(nfa, [nfa.start], self.nullable), first)
+                if bits != first[rule]:
+                    first[rule] = bits
+                    changed = True
+        follow = [0] * (self.num_rules + 1)
+        inherits: list[set[int]] = [set() for _ in follow]
+        for rule, nfa in enumerate(nfas):
+            for s in range(nfa.num_states):
+                for callee, target in nfa.call_edges[s]:
+                    after = _loose_closure(nfa, [target], self.nullable)
+                    follow[callee] |= _scannable(nfa, after, first)
+                    if not after.isdisjoint(nfa.finals):
+                        inherits[callee].add(rule)
+        changed = True
+        while changed:
+            changed = False
+            for rule, others in enumerate(inherits):
+                merged = follow[rule]
+                for other in others:
+                    merged |= follow[other]
+                if merged != follow[rule]:
+                    follow[rule] = merged
+                    changed = True
+        return follow
+
+    def build_all(self, limit: int) -> bool:
+        """Build every rule's automaton completely, rule by rule (a deterministic numbering).
+
+        Stops, returning ``False``, once more than ``limit`` states exist.
+        """
+        for rule in range(self.num_rules):
+            start = self.start_of(rule)
+            seen = {start}
+            stack = [start]
+            while stack:
+                if self.num_states > limit:
+                    return False
+                s = stack.pop()
+                targets = [t for _, _, t in self.byte_edges[s]]
+                targets += [t for _, t in self.call_edges[s]] + [t for _, t in self.token_edges[s]]
+                for t in targets:
+                    if t not in seen:
+                        seen.add(t)
+                        stack.append(t)
+        return True
+
+    def structure_digest(self) -> str:
+        """SHA-256 of the rule automata and of the states built so far, in their numbering.
+
+        States are numbered as inputs reach them, so tables stored by another process only
+        line up with this grammar's states after the same visits; a mismatch changes the digest.
+        """
+        import hashlib
+
+        sources = [(sorted(r.finals), r.start, r.byte_edges, r.call_edges, r.epsilon,
+                    sorted((s, loop.min, loop.max, body) for s, (loop, body) in r.push.items()))
+                   if isinstance(r, NFA) else (r.start, sorted(r.finals), r.byte_edges)
+                   for r in self._rules]
+        built = [(self.state_rule[s], self._bytes[s], self._calls[s]) for s in
+                 range(self.num_states)]
+        structure = (self.rule_names, self.root, sources, built, sorted(self.nullable))
+        return hashlib.sha256(repr(structure).encode()).hexdigest()
+
+    # -- inspection ------------------------------------------------------------------------------
+    def byte_ranges(self) -> set[tuple[int, int]]:
+        """Every byte range some edge of some rule may carry (unbuilt automata included).
+
+        Bytes lying in exactly the same ranges are never told apart by the grammar.
+        """
+        ranges: set[tuple[int, int]] = set()
+        for source in self._rules:
+            for edges in source.byte_edges:
+                ranges.update((lo, hi) for lo, hi, _ in edges)
+        return ranges
+
+    def rule_states(self, rule: int) -> list[int]:
+        """Every state of ``rule`` reachable from its start, ascending (builds them all)."""
+        start = self.start_of(rule)
+        seen = {start}
+        stack = [start]
+        while stack:
+            s = stack.pop()
+            targets = [t for _, _, t in self.byte_edges[s]] + [t for _, t in self.call_edges[s]]
+            targets += [t for _, t in self.token_edges[s]]
+            for t in targets:
+                if t not in seen:
+                    seen.add(t)
+                    stack.append(t)
+        return sorted(seen)
 
     def byte_table(self) -> np.ndarray:
-        """Byte transitions as an ``int32`` array ``[num_states, 256]``, ``-1`` for none.
+        """Byte transitions of every state as an ``int32`` array ``[states, 256]`` (``-1``: none).
 
-        Raises
-        ------
-        ValueError
-            If some rule is nondeterministic (a byte has several targets).
+        Builds every rule's automaton completely first (only for small grammars).
         """
         import numpy as np
 
+        for rule in range(self.num_rules):
+            self.rule_states(rule)
         table = np.full((self.num_states, 256), -1, dtype=np.int32)
-        for s, edges in enumerate(self.byte_edges):
-            for lo, hi, t in edges:
-                if (table[s, lo:hi + 1] >= 0).any():
-                    raise ValueError(f"state {s} has several targets for some byte")
+        for s in range(self.num_states):
+            for lo, hi, t in self.byte_edges[s]:
                 table[s, lo:hi + 1] = t
         return table
 
     def format(self) -> str:
-        """A readable listing of every rule's automaton (for debugging and tests)."""
+        """A readable listing of every rule's automaton (builds them all; for debugging, tests)."""
         lines = []
         for rule, name in enumerate(self.rule_names):
-            kind = "" if self.deterministic[rule] else " (nondeterministic)"
             nullable = " nullable" if rule in self.nullable else ""
-            lines.append(f"{name}{kind}{nullable}:")
+            lines.append(f"{name}{nullable}:")
             for s in self.rule_states(rule):
                 lines.append(f"  {self._format_state(s)}")
         return "\n".join(lines)
 
     def _format_state(self, s: int) -> str:
-        marks = ("start " if s in self.rule_start else "") + ("final " if s in self.finals else "")
+        marks = ("start " if s in self._starts else "") + ("final " if s in self.finals else "")
         edges = [f"{_byte_range(lo, hi)}->{t}" for lo, hi, t in self.byte_edges[s]]
         edges += [f"{self.rule_names[r]}->{t}" for r, t in self.call_edges[s]]
         edges += [f"{k}->{t}" for k, t in self.token_edges[s]]
@@ -110,3 +436,39 @@ def _byte_range(lo: int, hi: int) -> str:
         return c if c.isprintable() and b < 0x7F and c not in "[]-\\'" else f"\\x{b:02x}"
 
     return f"'{show(lo)}'" if lo == hi else f"[{show(lo)}-{show(hi)}]"
+
+
+def _as_nfa(automaton: Automaton) -> NFA:
+    nfa = NFA(Budget(automaton.num_states))
+    nfa.start, nfa.finals = automaton.to_nfa(nfa)
+    return nfa
+
+
+def _loose_closure(nfa: NFA, seeds: list[int], nullable: frozenset[int]) -> set[int]:
+    """States reachable from ``seeds`` consuming nothing, counters ignored (a superset)."""
+    seen = set(seeds)
+    stack = list(seeds)
+    while stack:
+        s = stack.pop()
+        found = list(nfa.epsilon[s])
+        found += [t for r, t in nfa.call_edges[s] if r in nullable]
+        if s in nfa.push:
+            found.append(nfa.push[s][1])
+        if s in nfa.step:
+            found += nfa.step[s][1:]
+        for t in found:
+            if t not in seen:
+                seen.add(t)
+                stack.append(t)
+    return seen
+
+
+def _scannable(nfa: NFA, states: set[int], first: list[int]) -> int:
+    """Bytes ``states`` or the rules they call can scan first, as a 256-bit int."""
+    bits = 0
+    for s in states:
+        for lo, hi, _ in nfa.byte_edges[s]:
+            bits |= ((1 << (hi + 1 - lo)) - 1) << lo
+        for rule, _ in nfa.call_edges[s]:
+            bits |= first[rule]
+    return bits

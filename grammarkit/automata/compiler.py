@@ -2,7 +2,8 @@
 
 Pipeline, per rule reachable from the root:
 
-1. **Construct** an NFA from the rule body (:mod:`grammarkit.automata.construct`).
+1. **Construct** an NFA from the rule body (:mod:`grammarkit.automata.construct`); large
+   bounded repetitions become counted loops instead of unrolled copies.
 2. **Flatten lazy rules** (``name[lazy] ::= ...``): expand every rule they reference (which must
    not recurse), determinize, then cut the edges leaving final states, so the rule ends at the
    first point where it can (xgrammar 0.2.8's shortest-match semantics).
@@ -10,12 +11,13 @@ Pipeline, per rule reachable from the root:
    as xgrammar does; calls to larger or self-recursive rules stay call edges.
 4. **Eliminate tail self-calls**: ``x ::= "a" x | "b"`` becomes a loop, so right-recursive lists
    and string bodies are plain automaton loops instead of ever-deeper calls.
-5. **Determinize** and minimize (:mod:`grammarkit.automata.determinize`); a rule whose DFA would
-   explode keeps an epsilon-free NFA.
-6. Drop rules no longer called, number everything, compute which rules are nullable.
+5. Drop rules no longer called, number them, compute which rules are nullable. Determinizing
+   happens later, per rule and per state, as inputs reach them (see
+   :class:`~grammarkit.automata.compiled.CompiledGrammar`).
 
-Every automaton of one grammar shares a budget of :data:`MAX_STATES` states: unrolling a
-repetition beyond it raises ``GK120`` at the repetition, anything else ``GK121``.
+All NFAs of one grammar share a budget of :data:`MAX_STATES` states, a memory ceiling far above
+real grammars (``GK121``); only a lazy rule, which must be flattened into one DFA, has a size
+limit of its own.
 """
 
 from __future__ import annotations
@@ -24,26 +26,25 @@ from collections.abc import Callable
 
 from grammarkit.automata.compiled import CompiledGrammar
 from grammarkit.automata.construct import build_expression
-from grammarkit.automata.determinize import (
-    Automaton,
-    determinize,
-    minimize,
-    remove_epsilons,
-    trim,
-)
+from grammarkit.automata.determinize import Automaton, determinize, minimize, trim
+from grammarkit.automata.lazy_dfa import SubsetBuilder
 from grammarkit.automata.nfa import NFA, Budget, BudgetExceeded
 from grammarkit.automata.regex_macro import expand_regex
 from grammarkit.diagnostics import GrammarError, error
 from grammarkit.ebnf import ast
 
-MAX_STATES = 100_000
-"""How many automaton states one grammar may need (NFA states; DFA states are bounded alike)."""
+MAX_STATES = 5_000_000
+"""How many NFA states one grammar may need: a memory ceiling (about 1.5 GB), not a size limit."""
+
+MAX_LAZY_DFA_STATES = 100_000
+"""How many DFA states the flattened automaton of one ``[lazy]`` rule may have."""
 
 INLINE_LIMIT = 64
 """Rules whose automaton has at most this many states are inlined into their callers."""
 
-_DFA_GROWTH = 4
-"""A rule keeps an NFA when its DFA would have more than this many times its NFA's states."""
+COUNTED_INLINE_LIMIT = 512
+"""Callers with counted repetitions inline rules up to this size (a counted body is never
+copied, and an inlined body lets the recognizer scan many iterations at once)."""
 
 
 def compile_grammar(grammar: ast.GrammarAST, root: str = "root") -> CompiledGrammar:
@@ -52,9 +53,9 @@ def compile_grammar(grammar: ast.GrammarAST, root: str = "root") -> CompiledGram
     Raises
     ------
     GrammarError
-        ``GK105`` if ``root`` is not defined, ``GK103`` for an undefined reference, ``GK120`` for
-        a repetition too large to unroll, ``GK121`` for a grammar too large or a lazy rule that
-        cannot be flattened, or the error of an invalid ``Regex`` pattern.
+        ``GK105`` if ``root`` is not defined, ``GK103`` for an undefined reference, ``GK121``
+        for a grammar beyond the memory ceiling or a lazy rule that cannot be flattened, or the
+        error of an invalid ``Regex`` pattern.
     """
     rules = grammar.rule_map()
     if root not in rules:
@@ -62,6 +63,8 @@ def compile_grammar(grammar: ast.GrammarAST, root: str = "root") -> CompiledGram
                                   f"define `{root} ::= ...`")])
     names = _reachable_rules(rules, root)
     rule_ids = {name: i for i, name in enumerate(names)}
+    lazy = [name for name in names if _is_lazy(rules[name])]
+    unrolled = set(_reachable_rules(rules, lazy)) if lazy else set()
     budget = Budget(MAX_STATES)
     regex_cache: dict[ast.RegexMacro, ast.Expr] = {}
 
@@ -76,7 +79,8 @@ def compile_grammar(grammar: ast.GrammarAST, root: str = "root") -> CompiledGram
         rule = rules[name]
         nfa = NFA(budget)
         try:
-            nfa.start, end = build_expression(nfa, rule.body, rule_ids, expand)
+            nfa.start, end = build_expression(nfa, rule.body, rule_ids, expand,
+                                              unroll=name in unrolled)
         except BudgetExceeded:
             raise _too_large(rule) from None
         nfa.finals = {end}
@@ -84,41 +88,36 @@ def compile_grammar(grammar: ast.GrammarAST, root: str = "root") -> CompiledGram
 
     order = _callees_first(nfas, rule_ids[root])
     for i in order:
-        if any(a.key == "lazy" for a in rules[names[i]].attributes):
+        if _is_lazy(rules[names[i]]):
             automaton = _flatten_lazy(i, nfas, rules[names[i]], budget)
             nfa = NFA(budget)
-            nfa.start, nfa.finals = automaton.to_nfa(nfa)
+            try:
+                nfa.start, nfa.finals = automaton.to_nfa(nfa)
+            except BudgetExceeded:
+                raise _too_large(rules[names[i]]) from None
             nfas[i] = nfa
 
     for caller in order:
         _inline_small_calls(nfas, caller)
         _eliminate_tail_calls(nfas[caller], caller)
+    return _assemble(names, nfas, rule_ids[root], [rules[name] for name in names])
 
-    dfa_budget = Budget(MAX_STATES)
-    automata = []
-    for i, nfa in enumerate(nfas):
-        limit = min(max(_DFA_GROWTH * nfa.num_states, 256), dfa_budget.remaining)
-        dfa = determinize(nfa, limit)
-        automaton = minimize(dfa) if dfa is not None else remove_epsilons(nfa)
-        try:
-            dfa_budget.spend(automaton.num_states)
-        except BudgetExceeded:
-            raise _too_large(rules[names[i]]) from None
-        automata.append(automaton)
-    return _assemble(names, automata, rule_ids[root])
+
+def _is_lazy(rule: ast.Rule) -> bool:
+    return any(a.key == "lazy" for a in rule.attributes)
 
 
 def _too_large(rule: ast.Rule) -> GrammarError:
     return GrammarError([error(
-        "GK121", f"grammar too large to compile (rule `{rule.name}` reaches the limit of "
-        f"{MAX_STATES:,} automaton states)", rule.name_span or rule.span,
-        "split long literals and large repetitions into recursive rules")])
+        "GK121", f"grammar too large: it reaches the memory ceiling of {MAX_STATES:,} automaton "
+        f"states (in rule `{rule.name}`)", rule.name_span or rule.span,
+        "split the grammar, or use a counted repetition instead of written-out copies")])
 
 
-def _reachable_rules(rules: dict[str, ast.Rule], root: str) -> list[str]:
-    """Names of the rules reachable from ``root``, in definition order."""
-    seen = {root}
-    stack = [root]
+def _reachable_rules(rules: dict[str, ast.Rule], roots: str | list[str]) -> list[str]:
+    """Names of the rules reachable from ``roots``, in definition order."""
+    seen = {roots} if isinstance(roots, str) else set(roots)
+    stack = list(seen)
     while stack:
         for name, span in ast.referenced_rules(rules[stack.pop()].body):
             if name not in rules:
@@ -160,11 +159,12 @@ def _inline_small_calls(nfas: list[NFA], caller: int) -> None:
     """
     nfa = nfas[caller]
     reserve = nfa.budget.limit // 4
+    limit = COUNTED_INLINE_LIMIT if nfa.counted else INLINE_LIMIT
     for p in range(nfa.num_states):
         kept = []
         for rule, q in nfa.call_edges[p]:
             callee = nfas[rule]
-            if (rule == caller or callee.num_states > INLINE_LIMIT
+            if (rule == caller or callee.num_states > limit
                     or nfa.budget.remaining - callee.num_states < reserve):
                 kept.append((rule, q))
                 continue
@@ -215,7 +215,7 @@ def _flatten_lazy(rule: int, nfas: list[NFA], node: ast.Rule, budget: Budget) ->
         raise fail("it is too large") from None
     if any(flat.token_edges):
         raise fail("it matches vocabulary tokens")
-    dfa = determinize(flat, MAX_STATES)
+    dfa = determinize(flat, MAX_LAZY_DFA_STATES)
     if dfa is None:
         raise fail("its automaton is too large")
     dfa = minimize(dfa)
@@ -261,85 +261,47 @@ def _copy_expanded(nfas: list[NFA], rule: int, target: NFA) -> tuple[int, set[in
     return start, finals
 
 
-def _assemble(names: list[str], automata: list[Automaton], root: int) -> CompiledGrammar:
-    """Number the automata of the rules still called from the root into one table."""
-    kept = _live_rules(automata, root)
+def _assemble(names: list[str], nfas: list[NFA], root: int, rules: list[ast.Rule]
+              ) -> CompiledGrammar:
+    """Renumber the rules still called from the root and wrap them for lazy determinization."""
+    kept = _live_rules(nfas, root)
     number = {old: new for new, old in enumerate(kept)}
-    offsets = []
-    total = 0
     for old in kept:
-        offsets.append(total)
-        total += automata[old].num_states
-    entry, accept = total, total + 1
-    state_rule: list[int] = []
-    finals: set[int] = {accept}
-    byte_edges: list[tuple[tuple[int, int, int], ...]] = []
-    call_edges: list[tuple[tuple[int, int], ...]] = []
-    token_edges: list[tuple[tuple[object, int], ...]] = []
-    for new, old in enumerate(kept):
-        automaton, base = automata[old], offsets[new]
-        state_rule.extend([new] * automaton.num_states)
-        finals.update(f + base for f in automaton.finals)
-        byte_edges.extend(tuple((lo, hi, t + base) for lo, hi, t in edges)
-                          for edges in automaton.byte_edges)
-        call_edges.extend(tuple((number[r], t + base) for r, t in edges)
-                          for edges in automaton.call_edges)
-        token_edges.extend(tuple((k, t + base) for k, t in edges)
-                           for edges in automaton.token_edges)
-    state_rule += [len(kept), len(kept)]
-    byte_edges += [(), ()]
-    call_edges += [((number[root], accept),), ()]
-    token_edges += [(), ()]
-    rule_start = tuple(offsets[new] + automata[old].start for new, old in enumerate(kept))
+        nfa = nfas[old]
+        nfa.call_edges = [[(number[r], t) for r, t in edges] for edges in nfa.call_edges]
+    kept_nfas = [nfas[old] for old in kept]
     return CompiledGrammar(
-        rule_names=tuple(names[old] for old in kept),
-        root=number[root],
-        rule_start=rule_start,
-        state_rule=tuple(state_rule),
-        finals=frozenset(finals),
-        byte_edges=tuple(byte_edges),
-        call_edges=tuple(call_edges),
-        token_edges=tuple(token_edges),  # type: ignore[arg-type]
-        nullable=_nullable_rules(rule_start, finals, call_edges, len(kept)),
-        deterministic=tuple(automata[old].deterministic for old in kept),
-        entry_state=entry,
-        accept_state=accept,
-    )
+        [names[old] for old in kept], number[root], kept_nfas, _nullable_rules(kept_nfas),
+        [rules[old].name_span or rules[old].span for old in kept])
 
 
-def _live_rules(automata: list[Automaton], root: int) -> list[int]:
+def _live_rules(nfas: list[NFA], root: int) -> list[int]:
     seen = {root}
     stack = [root]
     while stack:
-        for edges in automata[stack.pop()].call_edges:
-            for r, _ in edges:
-                if r not in seen:
-                    seen.add(r)
-                    stack.append(r)
+        for r in _callees(nfas[stack.pop()]):
+            if r not in seen:
+                seen.add(r)
+                stack.append(r)
     return sorted(seen)
 
 
-def _nullable_rules(rule_start: tuple[int, ...], finals: set[int],
-                    call_edges: list[tuple[tuple[int, int], ...]], num_rules: int
-                    ) -> frozenset[int]:
-    """Rules that derive the empty string (fixpoint over call edges to nullable rules)."""
+def _nullable_rules(nfas: list[NFA]) -> frozenset[int]:
+    """Rules that derive the empty string (a worklist over calls of nullable rules)."""
+    callers: list[set[int]] = [set() for _ in nfas]
+    for caller, nfa in enumerate(nfas):
+        for callee in _callees(nfa):
+            callers[callee].add(caller)
     nullable: set[int] = set()
-    changed = True
-    while changed:
-        changed = False
-        for rule in range(num_rules):
-            if rule in nullable:
-                continue
-            seen = {rule_start[rule]}
-            stack = [rule_start[rule]]
-            while stack:
-                s = stack.pop()
-                if s in finals:
-                    nullable.add(rule)
-                    changed = True
-                    break
-                for r, t in call_edges[s]:
-                    if r in nullable and t not in seen:
-                        seen.add(t)
-                        stack.append(t)
+    pending = set(range(len(nfas)))
+    while pending:
+        rule = pending.pop()
+        if rule in nullable:
+            continue
+        nfa = nfas[rule]
+        builder = SubsetBuilder.for_nfa(nfa)
+        reach = builder.closure([builder.start_position()], nullable)
+        if builder.is_final(reach):
+            nullable.add(rule)
+            pending |= callers[rule] - nullable
     return frozenset(nullable)

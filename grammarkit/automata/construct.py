@@ -5,9 +5,9 @@ Each expression becomes a fragment ``(start, end)`` inside the rule's :class:`NF
 * literals are byte chains (UTF-8, see :mod:`grammarkit.automata.utf8`); classes are a handful of
   byte-range chains; a rule reference is one call edge; ``Token``/``ExcludeToken`` a token edge;
 * ``x{m,n}`` is ``n`` copies of ``x`` (the last ``n - m`` optional), ``x{m,}`` is ``m`` copies
-  with the last one looping (``x*`` loops one copy). Copies are made by duplicating ``x``'s
-  states, and the size is checked before copying: more than the grammar's state budget raises
-  ``GK120`` at the repetition;
+  with the last one looping (``x*`` loops one copy), as long as the copies stay within
+  :data:`UNROLL_LIMIT` states; larger repetitions become one counted :class:`~grammarkit.automata.
+  nfa.Loop` around a single copy (``unroll=True`` forces copies, for lazy rules);
 * ``TagDispatch`` comes from :mod:`grammarkit.automata.tagdispatch`, ``Regex`` from
   :mod:`grammarkit.automata.regex_macro` (whose classes keep xgrammar's overlong quirk);
 * ``Substring("c1", ..., "cn")`` matches any run of consecutive chunks ``ci ... cj`` (possibly
@@ -24,7 +24,7 @@ import itertools
 from collections.abc import Callable, Mapping
 
 from grammarkit.automata import utf8
-from grammarkit.automata.nfa import NFA, TokenEdge
+from grammarkit.automata.nfa import NFA, BudgetExceeded, Loop, TokenEdge
 from grammarkit.automata.regex_macro import regex_class_sequences
 from grammarkit.automata.tagdispatch import build_tag_dispatch
 from grammarkit.diagnostics import GrammarError, error
@@ -32,28 +32,34 @@ from grammarkit.ebnf import ast
 
 Fragment = tuple[int, int]
 
+UNROLL_LIMIT = 256
+"""Repetitions whose unrolled copies would need more NFA states than this run as counters."""
+
 
 def build_expression(nfa: NFA, expr: ast.Expr, rule_ids: Mapping[str, int],
-                     expand_regex: Callable[[ast.RegexMacro], ast.Expr]) -> Fragment:
+                     expand_regex: Callable[[ast.RegexMacro], ast.Expr],
+                     unroll: bool = False) -> Fragment:
     """Add the automaton of ``expr`` to ``nfa`` and return its ``(start, end)`` states.
+
+    ``unroll`` unrolls every repetition (the automaton then has no counters).
 
     Raises
     ------
     GrammarError
-        ``GK103`` for a reference to an unknown rule, ``GK120`` for a repetition too large to
-        compile, or the error of an invalid ``Regex`` pattern.
+        ``GK103`` for a reference to an unknown rule, or the error of an invalid ``Regex``.
     BudgetExceeded
-        When anything else makes the grammar larger than its state budget.
+        When the grammar needs more states than its budget (the memory ceiling).
     """
-    return _Builder(nfa, rule_ids, expand_regex).build(expr)
+    return _Builder(nfa, rule_ids, expand_regex, unroll).build(expr)
 
 
 class _Builder:
     def __init__(self, nfa: NFA, rule_ids: Mapping[str, int],
-                 expand_regex: Callable[[ast.RegexMacro], ast.Expr]):
+                 expand_regex: Callable[[ast.RegexMacro], ast.Expr], unroll: bool):
         self.nfa = nfa
         self.rule_ids = rule_ids
         self.expand_regex = expand_regex
+        self.unroll = unroll
 
     def build(self, root: ast.Expr) -> Fragment:
         results: list[Fragment] = []
@@ -198,11 +204,10 @@ class _Builder:
             return state, state
         copies = high if high is not None else max(low, 1)
         size = nfa.num_states - first_state
+        if size * (copies - 1) > UNROLL_LIMIT and not self.unroll:
+            return self._counted(low, high, item)
         if size * (copies - 1) > nfa.budget.remaining:
-            raise GrammarError([error(
-                "GK120", "repetition too large to compile", node.span,
-                f"it unrolls to about {size * copies:,} automaton states (the limit is "
-                f"{nfa.budget.limit:,}); use a smaller bound, `*`/`+`, or a recursive rule")])
+            raise BudgetExceeded
         fragments = [item]
         stop = nfa.num_states
         for _ in range(copies - 1):
@@ -222,3 +227,44 @@ class _Builder:
             for k in range(low, copies):
                 nfa.add_epsilon(start if k == 0 else fragments[k - 1][1], end)
         return start, end
+
+    def _counted(self, low: int, high: int | None, item: Fragment) -> Fragment:
+        """``item{low,high}`` as one copy of ``item`` inside a counted loop."""
+        nfa = self.nfa
+        body, body_end = item
+        loop = Loop(low, high, nullable=_reaches(nfa, body, body_end, through_calls=False),
+                    solid=not _reaches(nfa, body, body_end, through_calls=True))
+        start, entry, step, end = (nfa.add_state() for _ in range(4))
+        nfa.add_epsilon(start, entry)
+        if low == 0:
+            nfa.add_epsilon(start, end)
+        nfa.add_epsilon(body_end, step)
+        nfa.add_loop(entry, step, loop, body, end)
+        return start, end
+
+
+def _reaches(nfa: NFA, source: int, target: int, through_calls: bool) -> bool:
+    """Whether ``target`` is reachable from ``source`` consuming no byte.
+
+    Nested counted loops are entered and left (leaving only where their body is nullable, as
+    epsilon paths can only reach its end then); with ``through_calls``, rule calls and tokens
+    count as consuming nothing.
+    """
+    seen = {source}
+    stack = [source]
+    while stack:
+        s = stack.pop()
+        if s == target:
+            return True
+        nxt = list(nfa.epsilon[s])
+        if s in nfa.push:
+            nxt.append(nfa.push[s][1])
+        if s in nfa.step:
+            nxt.append(nfa.step[s][2])
+        if through_calls:
+            nxt += [t for _, t in nfa.call_edges[s]] + [t for _, t in nfa.token_edges[s]]
+        for t in nxt:
+            if t not in seen:
+                seen.add(t)
+                stack.append(t)
+    return False

@@ -1,9 +1,9 @@
-"""NFA to DFA (subset construction over byte ranges and call/token symbols), and minimization.
+"""NFA to DFA at once (subset construction over byte ranges and call/token symbols), minimization.
 
 A rule's calls and tokens are symbols like bytes: the DFA has at most one edge per byte, per
-called rule and per token set from each state. When the subset construction would grow past a
-limit (``(a|b)*a(a|b){20}`` explodes), :func:`remove_epsilons` gives an equivalent
-epsilon-free NFA instead; the recognizer handles both.
+called rule and per token set from each state. This eager construction serves small rules
+without counted repetitions; when it would grow past a limit (``(a|b)*a(a|b){20}`` explodes)
+the rule is determinized lazily instead (:mod:`grammarkit.automata.lazy_dfa`).
 
 The result is an :class:`Automaton` with local state numbers; unreachable states and states
 that can never reach a final state are removed.
@@ -11,10 +11,9 @@ that can never reach a final state are removed.
 
 from __future__ import annotations
 
-import itertools
-from collections import Counter
 from dataclasses import dataclass
 
+from grammarkit.automata.lazy_dfa import split_ranges
 from grammarkit.automata.nfa import NFA, TokenEdge
 
 ByteEdges = tuple[tuple[int, int, int], ...]
@@ -86,7 +85,7 @@ def determinize(nfa: NFA, limit: int, max_work: int | None = None) -> Automaton 
         if len(sets) > limit or work + closure.work > max_work:
             return None
         ranges: list[tuple[int, int, int]] = []
-        for lo, hi, targets in _split_ranges([e for s in current for e in nfa.byte_edges[s]]):
+        for lo, hi, targets in split_ranges([e for s in current for e in nfa.byte_edges[s]]):
             t = intern(closure.of(targets))
             if ranges and ranges[-1][2] == t and ranges[-1][1] + 1 == lo:
                 ranges[-1] = (ranges[-1][0], hi, t)
@@ -108,35 +107,6 @@ def determinize(nfa: NFA, limit: int, max_work: int | None = None) -> Automaton 
         k += 1
     finals = frozenset(i for i, states in enumerate(sets) if not states.isdisjoint(nfa.finals))
     return trim(Automaton(0, finals, byte_edges, call_edges, token_edges, True))
-
-
-def remove_epsilons(nfa: NFA) -> Automaton:
-    """An equivalent epsilon-free (possibly nondeterministic) automaton."""
-    closure = _ClosureCache(nfa)
-    keep = [nfa.start] + sorted(
-        {t for s in range(nfa.num_states) for _, _, t in nfa.byte_edges[s]}
-        | {t for s in range(nfa.num_states) for _, t in nfa.call_edges[s]}
-        | {t for s in range(nfa.num_states) for _, t in nfa.token_edges[s]}
-    )
-    number: dict[int, int] = {}
-    for s in keep:
-        number.setdefault(s, len(number))
-    states = list(number)
-    byte_edges: list[ByteEdges] = []
-    call_edges: list[CallEdges] = []
-    token_edges: list[TokenEdges] = []
-    finals = set()
-    for i, s in enumerate(states):
-        reach = closure.of(frozenset((s,)))
-        if not reach.isdisjoint(nfa.finals):
-            finals.add(i)
-        byte_edges.append(tuple(sorted({(lo, hi, number[t]) for r in reach
-                                        for lo, hi, t in nfa.byte_edges[r]})))
-        call_edges.append(tuple(sorted({(rule, number[t]) for r in reach
-                                        for rule, t in nfa.call_edges[r]})))
-        token_edges.append(tuple({(token, number[t]) for r in reach
-                                  for token, t in nfa.token_edges[r]}))
-    return trim(Automaton(0, frozenset(finals), byte_edges, call_edges, token_edges, False))
 
 
 def trim(automaton: Automaton) -> Automaton:
@@ -259,30 +229,6 @@ def _merged(edges: ByteEdges, block: list[int]) -> ByteEdges:
         else:
             result.append((lo, hi, b))
     return tuple(result)
-
-
-def _split_ranges(edges: list[tuple[int, int, int]]) -> list[tuple[int, int, frozenset[int]]]:
-    """Partition the bytes covered by ``edges`` into ranges with the same set of targets."""
-    if not edges:
-        return []
-    points = sorted({lo for lo, _, _ in edges} | {hi + 1 for _, hi, _ in edges})
-    starts: dict[int, list[int]] = {}
-    stops: dict[int, list[int]] = {}
-    for lo, hi, t in edges:
-        starts.setdefault(lo, []).append(t)
-        stops.setdefault(hi + 1, []).append(t)
-    active: Counter[int] = Counter()
-    result = []
-    for p, q in itertools.pairwise(points):
-        for t in stops.get(p, ()):
-            active[t] -= 1
-            if not active[t]:
-                del active[t]
-        for t in starts.get(p, ()):
-            active[t] += 1
-        if active:
-            result.append((p, q - 1, frozenset(active)))
-    return result
 
 
 def _reach(roots: list[int], successors: list[set[int]]) -> set[int]:

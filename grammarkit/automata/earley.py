@@ -32,15 +32,17 @@ must be derived from the root; ``Token``/``ExcludeToken`` edges match no bytes.
 """
 from __future__ import annotations
 
-import itertools
 import re
+import time
 import weakref
 from collections import deque
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
 from grammarkit.automata import utf8
 from grammarkit.automata.compiled import CompiledGrammar
+from grammarkit.automata.lazy_dfa import split_ranges
+from grammarkit.diagnostics import error
 from grammarkit.ebnf.escapes import class_char, quote_string
 
 _CHUNK = 1 << 12
@@ -54,6 +56,40 @@ _MAX_CYCLES = 64
 
 _MAX_LISTED = 8
 """Expected sets of more characters than this are shown as character classes."""
+
+DEFAULT_TIMEOUT = 60.0
+"""Seconds :meth:`Recognizer.matches` and :meth:`Recognizer.explain` may take by default."""
+
+_DEADLINE_EVERY = 4096
+"""Completion steps between two looks at the clock."""
+
+
+class MatchTimeout(TimeoutError):
+    """Matching took longer than its time budget (``GK122``; see ``docs/diagnostics.md``).
+
+    Attributes
+    ----------
+    diagnostic
+        The ``GK122`` diagnostic, naming the budget and how far the input was scanned.
+    """
+
+    def __init__(self, seconds: float, offset: int, length: int):
+        self.seconds, self.offset, self.length = seconds, offset, length
+        self.diagnostic = error(
+            "GK122", f"matching did not finish within {seconds:g} s (stopped near byte "
+            f"{offset:,} of {length:,})", None,
+            "pass a larger timeout, or make the grammar less ambiguous (rules like "
+            "`x ::= x x | ...` take time cubic in the input length)")
+        super().__init__(self.diagnostic.message)
+
+    def __reduce__(self) -> tuple[type[MatchTimeout], tuple[float, int, int]]:
+        return MatchTimeout, (self.seconds, self.offset, self.length)
+
+
+class _Expired(Exception):
+    """Raised inside the engine when a deadline has passed (near input ``position``)."""
+
+    position = 0
 
 
 class Frame:
@@ -152,15 +188,28 @@ class Recognizer:
         return any(accepting[config] for _, config in state.groups)
 
     # -- whole inputs ----------------------------------------------------------------------------
-    def matches(self, data: bytes) -> bool:
-        """Whether the whole of ``data`` is in the language."""
-        tables, _, groups, failed = self._scan(data, None)
+    def matches(self, data: bytes, timeout: float | None = DEFAULT_TIMEOUT) -> bool:
+        """Whether the whole of ``data`` is in the language.
+
+        Raises
+        ------
+        MatchTimeout
+            If deciding takes longer than ``timeout`` seconds (``None``: no limit).
+        """
+        tables, _, groups, failed = self._scan(data, None, timeout)
         return not failed and any(tables.accepting[config] for config in groups.values())
 
-    def explain(self, data: bytes) -> Explanation | None:
-        """``None`` if ``data`` matches; otherwise where and why matching fails."""
+    def explain(self, data: bytes, timeout: float | None = DEFAULT_TIMEOUT
+                ) -> Explanation | None:
+        """``None`` if ``data`` matches; otherwise where and why matching fails.
+
+        Raises
+        ------
+        MatchTimeout
+            If deciding takes longer than ``timeout`` seconds (``None``: no limit).
+        """
         history: deque[tuple[int, dict[Frame, int]]] = deque(maxlen=8)
-        tables, position, groups, failed = self._scan(data, history)
+        tables, position, groups, failed = self._scan(data, history, timeout)
         if not failed and any(tables.accepting[config] for config in groups.values()):
             return None
         offset = utf8.char_start(data, position)
@@ -171,8 +220,8 @@ class Recognizer:
         expected = tables.describe_expected(tables.merged(groups.values()))
         return _explanation(data, offset, expected)
 
-    def _scan(self, data: bytes, history: deque[tuple[int, dict[Frame, int]]] | None
-              ) -> tuple[_Tables, int, dict[Frame, int], bool]:
+    def _scan(self, data: bytes, history: deque[tuple[int, dict[Frame, int]]] | None,
+              timeout: float | None) -> tuple[_Tables, int, dict[Frame, int], bool]:
         """Run over all of ``data`` in chunks, keeping the memo tables bounded.
 
         When the shared tables hold more than :data:`_MAX_CONFIGS` configurations (inputs that
@@ -186,12 +235,18 @@ class Recognizer:
             tables, groups = _rebuilt(tables, groups)
         view = memoryview(data)
         position = 0
+        deadline = None if timeout is None else time.perf_counter() + timeout
         while True:
             stop = _chunk_end(data, position + _CHUNK)
-            position, groups, failed = self._run(tables, view[position:stop], position, groups,
-                                                 history)
+            try:
+                position, groups, failed = self._run(tables, view[position:stop], position,
+                                                     groups, history, deadline)
+            except _Expired as expired:
+                raise MatchTimeout(timeout or 0.0, expired.position, len(data)) from None
             if failed or position >= len(data):
                 return tables, position, groups, failed
+            if deadline is not None and time.perf_counter() > deadline:
+                raise MatchTimeout(timeout or 0.0, position, len(data))
             if len(tables.configs) > _MAX_CONFIGS:
                 tables, groups = _rebuilt(tables, groups)
                 if history is not None:
@@ -201,12 +256,13 @@ class Recognizer:
     # -- the engine ------------------------------------------------------------------------------
     @staticmethod
     def _run(tables: _Tables, data: bytes | memoryview, position: int, groups: dict[Frame, int],
-             history: deque[tuple[int, dict[Frame, int]]] | None
+             history: deque[tuple[int, dict[Frame, int]]] | None, deadline: float | None = None
              ) -> tuple[int, dict[Frame, int], bool]:
         """Scan ``data``, which starts at ``position``, from ``groups``.
 
         Returns ``(position, groups, failed)``: on failure, the position of the byte that could
-        not be scanned and the groups before it.
+        not be scanned and the groups before it. Raises :class:`_Expired` once past
+        ``deadline`` (a ``time.perf_counter()`` value), checked where many groups complete.
         """
         rows = tables.rows
         inert = tables.inert
@@ -239,6 +295,10 @@ class Recognizer:
             for frame, current in groups.items():
                 row = rows[current]
                 if row is None:
+                    if deadline is not None and time.perf_counter() > deadline:
+                        expired = _Expired()
+                        expired.position = position
+                        raise expired
                     row = tables.build_row(current)
                 target = row[byte]
                 if target >= 0:
@@ -255,6 +315,13 @@ class Recognizer:
             if all_inert:
                 groups = kernel
                 skip = tables.loop_pattern(config if single else tuple(sorted(kernel.values())))
+                run = tables.counted_run(config) if single and skip is None else None
+                if run is not None:  # iterations of a counted repetition, all at once
+                    done, stop = run.scan(data, position - offset, end - offset)
+                    if done:
+                        position = stop + offset
+                        config = tables.shifted(config, run.state, done)
+                        groups = {frame: config}
             elif single and not completes[config]:
                 # the common shape: one group that calls rules, which start here
                 caller = frame
@@ -264,19 +331,30 @@ class Recognizer:
                 skip = tables.stable_pattern(config)
             elif single:
                 # completions depend only on the frame: remember them (digits of a number)
-                found = frame.completed.get(config)
-                if found is None:
-                    complete, predicted = tables.complete(kernel)
-                    own = complete.pop(frame)  # kept apart: frames hold no reference cycles
-                    found = frame.completed[config] = (own, complete, predicted)
-                own, others, predicted = found
+                try:
+                    own, others, predicted = tables.completed(frame, config, deadline)
+                except _Expired as expired:
+                    expired.position = position
+                    raise
+                run = tables.counted_run(config) if tables.adds_nothing(own, config) else None
+                if run is not None and not run.first & tables.scannable(others, predicted):
+                    # iterations of a counted repetition that only its own group can scan
+                    done, stop = run.scan(data, position - offset, end - offset)
+                    if done:
+                        position = stop + offset
+                        config = tables.shifted(config, run.state, done)
+                        own, others, predicted = tables.completed(frame, config)
                 groups = dict(others)
                 groups[frame] = own
                 if predicted >= 0:
                     groups[Frame(position, tuple(groups.items()), predicted)] = predicted
                 skip = None
             else:
-                groups = tables.close(kernel, position)
+                try:
+                    groups = tables.close(kernel, position, deadline)
+                except _Expired as expired:
+                    expired.position = position
+                    raise
                 skip = None
 
 
@@ -295,6 +373,7 @@ class _Tables:
         self.configs: list[frozenset[int]] = []
         self.index: dict[frozenset[int], int] = {}
         self.rows: list[list[int] | None] = []
+        self._runs: list[list[tuple[int, int, int]] | None] = []
         self.inert: list[bool] = []
         self.accepting: list[bool] = []
         self.completes: list[tuple[int, ...]] = []
@@ -306,6 +385,9 @@ class _Tables:
         self._differences: dict[tuple[int, int], int] = {}
         self._loops: dict[int | tuple[int, ...], re.Pattern[bytes] | None] = {}
         self._stable: dict[int, re.Pattern[bytes] | None] = {}
+        self._counted: dict[int, _CountedRun | None] = {}
+        self._first_bits: dict[int, int] = {}
+        self._adds_nothing: dict[tuple[int, int], bool] = {}
 
     # -- configurations --------------------------------------------------------------------------
     def closed_config(self, states: Iterable[int]) -> int:
@@ -324,6 +406,7 @@ class _Tables:
         self.configs.append(states)
         self.index[states] = number
         self.rows.append(None)
+        self._runs.append(None)
         completes = tuple(sorted({g.state_rule[s] for s in states if s in g.finals}
                                  - {self.pseudo_rule}))
         self.completes.append(completes)
@@ -398,8 +481,55 @@ class _Tables:
             found = frame.waiting[rule] = tuple(entries)
         return found
 
-    def close(self, kernel: dict[Frame, int], position: int) -> dict[Frame, int]:
-        """Complete and predict from ``kernel`` (the groups after scanning a byte)."""
+    def completed(self, frame: Frame, config: int, deadline: float | None = None
+                  ) -> tuple[int, dict[Frame, int], int]:
+        """The group ``(frame, config)`` after completions, memoized on the frame.
+
+        Returns ``(frame's configuration, other groups, predicted configuration or -1)``.
+        """
+        found = frame.completed.get(config)
+        if found is None:
+            complete, predicted = self.complete({frame: config}, deadline)
+            own = complete.pop(frame)  # kept apart: frames hold no reference cycles
+            found = frame.completed[config] = (own, complete, predicted)
+        return found
+
+    def adds_nothing(self, own: int, config: int) -> bool:
+        """Whether ``own`` is ``config`` plus states without edges (accepted completions)."""
+        if own == config:
+            return True
+        key = (own, config)
+        found = self._adds_nothing.get(key)
+        if found is None:
+            g = self.g
+            found = self._adds_nothing[key] = self.configs[config] <= self.configs[own] and not any(
+                g.byte_edges[s] or g.call_edges[s] or g.token_edges[s]
+                for s in self.configs[own] - self.configs[config])
+        return found
+
+    def scannable(self, groups: dict[Frame, int], predicted: int) -> int:
+        """The bytes some of ``groups`` or ``predicted`` can scan, as a 256-bit int."""
+        bits = self.first_bits(predicted) if predicted >= 0 else 0
+        for config in groups.values():
+            bits |= self.first_bits(config)
+        return bits
+
+    def first_bits(self, config: int) -> int:
+        """The bytes ``config`` can scan, as a 256-bit int."""
+        found = self._first_bits.get(config)
+        if found is None:
+            found = 0
+            for lo, hi, _ in self.runs(config):
+                found |= ((1 << (hi + 1 - lo)) - 1) << lo
+            self._first_bits[config] = found
+        return found
+
+    def close(self, kernel: dict[Frame, int], position: int, deadline: float | None = None
+              ) -> dict[Frame, int]:
+        """Complete and predict from ``kernel`` (the groups after scanning a byte).
+
+        Raises :class:`_Expired` once past ``deadline`` (a ``time.perf_counter()`` value).
+        """
         if len(kernel) == 1:
             ((frame, config),) = kernel.items()
             if not self.completes[config]:
@@ -408,21 +538,29 @@ class _Tables:
                     return kernel
                 return {frame: config,
                         Frame(position, ((frame, config),), predicted): predicted}
-        groups, predicted = self.complete(kernel)
+        groups, predicted = self.complete(kernel, deadline)
         if predicted >= 0:
             groups[Frame(position, tuple(groups.items()), predicted)] = predicted
         return groups
 
-    def complete(self, kernel: dict[Frame, int]) -> tuple[dict[Frame, int], int]:
+    def complete(self, kernel: dict[Frame, int], deadline: float | None = None
+                 ) -> tuple[dict[Frame, int], int]:
         """``kernel`` with every completion done, and the configuration it predicts (or -1).
 
-        The result does not depend on the position, only on the kernel and its frames.
+        The result does not depend on the position, only on the kernel and its frames. Raises
+        :class:`_Expired` once past ``deadline`` (checked every few thousand items).
         """
         completes = self.completes
         groups: dict[Frame, int] = {}
         pending: list[tuple[Frame, int]] = list(kernel.items())
         predicted = -1
+        countdown = _DEADLINE_EVERY
         while pending:
+            countdown -= 1
+            if countdown <= 0:
+                countdown = _DEADLINE_EVERY
+                if deadline is not None and time.perf_counter() > deadline:
+                    raise _Expired
             frame, config = pending.pop()
             old = groups.get(frame)
             if old is not None:
@@ -437,7 +575,9 @@ class _Tables:
             if p >= 0:
                 predicted = p if predicted < 0 else self.union(predicted, p)
             for rule in completes[config]:
-                for parent, target in self.waiting(frame, rule):
+                entries = self.waiting(frame, rule)
+                countdown -= len(entries)
+                for parent, target in entries:
                     parent = parent or frame
                     present = groups.get(parent)
                     if present is None or self.union(present, target) != present:
@@ -447,16 +587,36 @@ class _Tables:
     # -- byte steps --------------------------------------------------------------------------
     def build_row(self, config: int) -> list[int]:
         """The configurations reached from ``config`` by each byte (``-1``: rejected)."""
-        edges = [e for s in self.configs[config] for e in self.g.byte_edges[s]]
+        states = self.configs[config]
         row = [-1] * 256
-        if edges:
-            points = sorted({lo for lo, _, _ in edges} | {hi + 1 for _, hi, _ in edges})
-            for lo, stop in itertools.pairwise(points):
-                targets = [t for a, b, t in edges if a <= lo <= b]
-                if targets:
-                    row[lo:stop] = [self.closed_config(targets)] * (stop - lo)
+        runs: list[tuple[int, int, int]] = []
+        if len(states) == 1:  # one deterministic automaton: its ranges are disjoint
+            (state,) = states
+            parts: Sequence[tuple[int, int, Iterable[int]]] = [
+                (lo, hi, (t,)) for lo, hi, t in self.g.byte_edges[state]]
+        else:
+            parts = split_ranges([e for s in states for e in self.g.byte_edges[s]])
+        for lo, hi, targets in parts:
+            target = self.closed_config(targets)
+            row[lo:hi + 1] = [target] * (hi + 1 - lo)
+            if runs and runs[-1][2] == target and runs[-1][1] + 1 == lo:
+                runs[-1] = (runs[-1][0], hi, target)
+            else:
+                runs.append((lo, hi, target))
         self.rows[config] = row
+        self._runs[config] = runs
         return row
+
+    def runs(self, config: int, lo: int = 0, hi: int = 0xFF) -> list[tuple[int, int, int]]:
+        """Maximal byte ranges within ``lo..hi`` leading ``config`` to one configuration each."""
+        found = self._runs[config]
+        if found is None:
+            self.build_row(config)
+            found = self._runs[config]
+            assert found is not None
+        if lo == 0 and hi == 0xFF:
+            return found
+        return [(max(a, lo), min(b, hi), t) for a, b, t in found if a <= hi and b >= lo]
 
     def _row(self, config: int) -> list[int]:
         row = self.rows[config]
@@ -498,28 +658,79 @@ class _Tables:
 
     def _cycles(self, config: int) -> re.Pattern[bytes] | None:
         """Byte paths of at most 4 bytes from ``config`` back to it through inert configs."""
-        single: set[int] = set()
-        paths: list[tuple[tuple[int, int], ...]] = []
-        stack: list[tuple[int, tuple[tuple[int, int], ...]]] = [(config, ())]
-        while stack and len(paths) <= _MAX_CYCLES:
-            current, prefix = stack.pop()
-            for lo, hi, target in _runs(self._row(current), 0, 255):
-                path = (*prefix, (lo, hi))
-                if target == config:
-                    if prefix:
-                        paths.append(path)
-                    else:
-                        single.update(range(lo, hi + 1))
-                elif len(path) < 4 and self.inert[target]:
-                    stack.append((target, path))
-        if len(paths) > _MAX_CYCLES:
-            paths = []
-        branches = [_byte_class(single)] if single else []
-        branches += [b"".join(_byte_class(set(range(lo, hi + 1))) for lo, hi in path)
-                     for path in paths]
+        single, paths = self._paths(config, config, utf8_only=True)
+        branches = [_path_regex(path) for path in paths]
+        if single:
+            branches.insert(0, _byte_class(single))
         if not branches:
             return None
         return re.compile(b"(?:" + b"|".join(branches) + b")+")
+
+    def counted_run(self, config: int) -> _CountedRun | None:
+        """How to scan many iterations of a counted repetition from inert ``config`` at once.
+
+        ``None`` unless ``config`` has one state with edges, lazily built, whose next
+        iterations all behave alike (:meth:`CompiledGrammar.run_limit`) and return to it, count
+        raised by one, through inert configurations.
+        """
+        if config in self._counted:
+            return self._counted[config]
+        found = None
+        g = self.g
+        active = [s for s in self.configs[config]
+                  if g.byte_edges[s] or g.call_edges[s] or g.token_edges[s]]
+        if len(active) == 1:
+            (state,) = active
+            limit = g.run_limit(state)
+            if limit is not None:
+                single, paths = self._paths(config, self.shifted(config, state, 1))
+                first = sum(1 << b for b in single) | sum(
+                    ((1 << (hi + 1 - lo)) - 1) << lo for (lo, hi), *_ in paths)
+                if single and not paths:
+                    found = _CountedRun(state, limit, re.compile(_byte_class(single) + b"+"),
+                                        True, first)
+                elif single or paths:
+                    branches = [_path_regex(path) for path in paths]
+                    if single:
+                        branches.insert(0, _byte_class(single))
+                    found = _CountedRun(state, limit, re.compile(b"|".join(branches)), False,
+                                        first)
+        self._counted[config] = found
+        return found
+
+    def shifted(self, config: int, state: int, iterations: int) -> int:
+        """``config`` with ``state`` shifted by ``iterations`` (see ``CompiledGrammar.shifted``)."""
+        return self.closed_config([self.g.shifted(state, iterations)]
+                                  + [s for s in self.configs[config] if s != state])
+
+    def _paths(self, source: int, target: int, utf8_only: bool = False
+               ) -> tuple[set[int], list[_Path]]:
+        """Byte paths from ``source`` to ``target`` through inert configs: single bytes, and
+        paths of 2 to 4 byte ranges (none when there are more than :data:`_MAX_CYCLES`).
+
+        With ``utf8_only``, longer paths are only those of multi-byte UTF-8 characters (which
+        keeps the search small where every byte leads to a new configuration).
+        """
+        single: set[int] = set()
+        paths: list[_Path] = []
+        stack: list[tuple[int, _Path]] = [(source, ())]
+        while stack and len(paths) <= _MAX_CYCLES:
+            current, prefix = stack.pop()
+            for lo, hi, reached in self.runs(current, 0x80 if prefix and utf8_only else 0,
+                                             0xBF if prefix and utf8_only else 0xFF):
+                if reached == target:
+                    if prefix:
+                        paths.append((*prefix, (lo, hi)))
+                    else:
+                        single.update(range(lo, hi + 1))
+                    continue
+                if utf8_only and not prefix:
+                    lo = max(lo, 0xC0)
+                if lo <= hi and len(prefix) < 3 and self.inert[reached]:
+                    stack.append((reached, (*prefix, (lo, hi))))
+        if len(paths) > _MAX_CYCLES:
+            paths = []
+        return single, paths
 
     # -- closures of single states -----------------------------------------------------------
     def _closure_of(self, state: int) -> frozenset[int]:
@@ -576,7 +787,7 @@ class _Tables:
         memo: dict[tuple[int, int], list[tuple[int, int]]] = {}
         ranges: list[tuple[int, int]] = []
         any_byte = False
-        for lo, hi, target in _runs(self._row(config), 0, 0xFF):
+        for lo, hi, target in self.runs(config):
             for first in range(lo, hi + 1):
                 lead = utf8.decode_lead(first)
                 if lead is None:
@@ -599,7 +810,7 @@ class _Tables:
             return memo[key]
         result: list[tuple[int, int]] = []
         scale = 64 ** (depth - 1)
-        for lo, hi, target in _runs(self._row(config), 0x80, 0xBF):
+        for lo, hi, target in self.runs(config, 0x80, 0xBF):
             inner = self._continuations(target, depth - 1, memo)
             if inner == [(0, scale - 1)]:
                 result.append(((lo - 0x80) * scale, (hi - 0x80 + 1) * scale - 1))
@@ -609,6 +820,39 @@ class _Tables:
                 result.extend((base + a, base + b) for a, b in inner)
         memo[key] = result = list(utf8.normalize(result))
         return result
+
+
+@dataclass(frozen=True)
+class _CountedRun:
+    """Iterations of a counted repetition scanned by a regex (see :meth:`_Tables.counted_run`).
+
+    ``pattern`` matches one iteration, or, when ``single_bytes``, a run of one-byte iterations;
+    ``first`` holds the bytes an iteration can start with (a 256-bit int).
+    """
+
+    state: int
+    limit: int
+    pattern: re.Pattern[bytes]
+    single_bytes: bool
+    first: int
+
+    def scan(self, data: bytes | memoryview, start: int, stop: int) -> tuple[int, int]:
+        """``(iterations, end index)`` of the longest run of whole iterations at ``start``."""
+        if self.single_bytes:
+            match = self.pattern.match(data, start, stop)
+            if match is None:
+                return 0, start
+            done = min(match.end() - start, self.limit)
+            return done, start + done
+        done, index = 0, start
+        match_at = self.pattern.match
+        while done < self.limit:
+            match = match_at(data, index, stop)
+            if match is None:
+                break
+            done += 1
+            index = match.end()
+        return done, index
 
 
 _TABLES: weakref.WeakKeyDictionary[CompiledGrammar, _Tables] = weakref.WeakKeyDictionary()
@@ -673,6 +917,14 @@ def _runs(row: list[int], lo: int, hi: int) -> list[tuple[int, int, int]]:
         else:
             result.append((byte, byte, target))
     return result
+
+
+_Path = tuple[tuple[int, int], ...]
+"""Byte ranges, one per byte of a path."""
+
+
+def _path_regex(path: _Path) -> bytes:
+    return b"".join(_byte_class(set(range(lo, hi + 1))) for lo, hi in path)
 
 
 def _byte_class(allowed: set[int]) -> bytes:

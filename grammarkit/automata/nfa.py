@@ -11,14 +11,20 @@ States are consecutive ints from 0. Each state has four edge lists:
     string ever matches it.
 ``epsilon[s]``
     targets reached without consuming anything.
+``push[s]``, ``step[s]`` (sparse)
+    a counted repetition ``x{m,n}`` that is not unrolled (see :class:`Loop`): ``push[s] = (loop,
+    body)`` enters the loop with a fresh counter; ``step[s] = (loop, body, exit)`` ends one
+    iteration, after which the automaton loops to ``body`` and/or leaves to ``exit`` depending on
+    the count. Counters live in the positions of :mod:`grammarkit.automata.lazy_dfa`.
 
 Every automaton has one ``start`` state and a set of ``finals``. :class:`Budget` bounds how many
-states all automata of one grammar may create, so hostile grammars fail fast instead of eating
-memory.
+states all automata of one grammar may create (a memory ceiling far above real grammars), so
+hostile grammars fail fast instead of eating memory.
 """
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass
 
 
@@ -32,6 +38,39 @@ class TokenEdge:
     def __str__(self) -> str:
         name = "ExcludeToken" if self.exclude else "Token"
         return f"{name}({', '.join(map(str, self.ids))})"
+
+
+@dataclass(frozen=True, eq=False, slots=True)
+class Loop:
+    """A counted repetition ``x{min,max}`` run with a counter instead of unrolled copies.
+
+    Attributes
+    ----------
+    min, max
+        The bounds (``max`` is ``None`` for ``x{min,}``).
+    nullable
+        Whether the body matches the empty string without rule calls (then a count below
+        ``min`` may always be completed by empty iterations).
+    solid
+        Whether every iteration consumes at least one byte whatever the rules it calls derive:
+        then within ``h`` bytes at most ``h`` iterations end, and counts far from both bounds
+        behave alike (see :meth:`clamp`).
+    """
+
+    min: int
+    max: int | None
+    nullable: bool
+    solid: bool
+
+    def clamp(self, count: int, horizon: int) -> int:
+        """A canonical count that behaves like ``count`` for the next ``horizon`` bytes."""
+        if not self.solid:
+            return count
+        if count < self.min - horizon - 1:
+            return self.min - horizon - 2
+        if count >= self.min and self.max is not None and self.max - count > horizon + 1:
+            return max(self.min, self.max - horizon - 2)
+        return count
 
 
 class BudgetExceeded(Exception):
@@ -61,7 +100,9 @@ class NFA:
         "call_edges",
         "epsilon",
         "finals",
+        "push",
         "start",
+        "step",
         "token_edges",
     )
 
@@ -72,6 +113,8 @@ class NFA:
         self.epsilon: list[list[int]] = []
         self.start = 0
         self.finals: set[int] = set()
+        self.push: dict[int, tuple[Loop, int]] = {}
+        self.step: dict[int, tuple[Loop, int, int]] = {}
         self.budget = budget
 
     @property
@@ -99,11 +142,24 @@ class NFA:
     def add_epsilon(self, source: int, target: int) -> None:
         self.epsilon[source].append(target)
 
+    def add_loop(self, entry: int, step: int, loop: Loop, body: int, exit_: int) -> None:
+        """Make ``entry`` start counted ``loop`` at ``body`` and ``step`` end its iterations."""
+        self.push[entry] = (loop, body)
+        self.step[step] = (loop, body, exit_)
+
+    @property
+    def counted(self) -> bool:
+        """Whether the automaton has counted repetitions."""
+        return bool(self.push)
+
     def truncate(self, size: int) -> None:
         """Drop every state numbered ``size`` or more (they must be unreferenced)."""
         self.budget.remaining += self.num_states - size
         del self.byte_edges[size:], self.call_edges[size:], self.token_edges[size:]
         del self.epsilon[size:]
+        for marks in (self.push, self.step):
+            for s in [s for s in marks if s >= size]:
+                del marks[s]
 
     def copy_states(self, source: NFA, first: int = 0, stop: int | None = None) -> int:
         """Append copies of ``source``'s states ``first..stop-1``; return the id shift applied.
@@ -118,9 +174,16 @@ class NFA:
             self.call_edges.append([(r, t + shift) for r, t in source.call_edges[s]])
             self.token_edges.append([(k, t + shift) for k, t in source.token_edges[s]])
             self.epsilon.append([t + shift for t in source.epsilon[s]])
+        if source.push:
+            for s, (loop, body) in list(source.push.items()):
+                if first <= s < stop:
+                    self.push[s + shift] = (loop, body + shift)
+            for s, (loop, body, exit_) in list(source.step.items()):
+                if first <= s < stop:
+                    self.step[s + shift] = (loop, body + shift, exit_ + shift)
         return shift
 
-    def epsilon_closure(self, states: frozenset[int] | set[int]) -> frozenset[int]:
+    def epsilon_closure(self, states: Iterable[int]) -> frozenset[int]:
         """``states`` and everything reachable from them through epsilon edges."""
         seen = set(states)
         stack = list(states)

@@ -30,7 +30,7 @@ class EarleyCore:
         self._inactive: dict[int, bool] = {}
         self._token_edges: dict[int, tuple[tuple[TokenEdge, int], ...]] = {}
         self._follow: list[int] | None = None
-        self._first: dict[int, int] = {}
+        self._canonical: dict[tuple[int, int], int] = {}
         self._follow_of: dict[int, tuple[tuple[int, int], ...]] = {}
 
     # -- whole states ----------------------------------------------------------------------------
@@ -62,6 +62,23 @@ class EarleyCore:
     def union(self, a: int, b: int) -> int:
         """The configuration holding the states of both."""
         return self._tables.union(a, b)
+
+    def canonical(self, config: int, horizon: int) -> int:
+        """A configuration accepting the same byte strings as ``config`` up to ``horizon`` bytes.
+
+        Counts of counted repetitions far from their bounds are replaced by one representative
+        (see :meth:`CompiledGrammar.canonical_state`); without counters, ``config`` itself.
+        """
+        if not self.compiled.counted:
+            return config
+        key = (config, horizon)
+        found = self._canonical.get(key)
+        if found is None:
+            canonical = self.compiled.canonical_state
+            states = self._tables.configs[config]
+            found = self._canonical[key] = self._tables.closed_config(
+                [canonical(s, horizon) for s in states])
+        return found
 
     def byte_row(self, config: int) -> list[int]:
         """The configuration each byte leads ``config`` to (``-1``: rejected)."""
@@ -118,44 +135,10 @@ class EarleyCore:
         found = self._follow_of.get(own)
         if found is None:
             if self._follow is None:
-                self._follow = self._follow_sets()
+                self._follow = self.compiled.follow_sets()
             follow = self._follow
             found = tuple((r, follow[r]) for r in sorted(self.rules(own)) if follow[r])
             self._follow_of[own] = found
-        return found
-
-    def _follow_sets(self) -> list[int]:
-        tables = self._tables
-        follow = [0] * (self.compiled.num_rules + 1)
-        inherits: list[set[int]] = [set() for _ in follow]
-        for edges in self.compiled.call_edges:
-            for rule, target in edges:
-                after = tables.closed_config((target,))
-                follow[rule] |= self._first_bytes(after)
-                inherits[rule].update(tables.completes[after])
-        changed = True
-        while changed:
-            changed = False
-            for rule, others in enumerate(inherits):
-                merged = follow[rule]
-                for other in others:
-                    merged |= follow[other]
-                if merged != follow[rule]:
-                    follow[rule] = merged
-                    changed = True
-        return follow
-
-    def _first_bytes(self, config: int) -> int:
-        """The bytes ``config`` or the rules it calls can scan, as a 256-bit int."""
-        found = self._first.get(config)
-        if found is None:
-            found = 0
-            predicted = self._tables.predicted(config)
-            for c in (config, predicted) if predicted >= 0 else (config,):
-                for byte, target in enumerate(self.byte_row(c)):
-                    if target >= 0:
-                        found |= 1 << byte
-            self._first[config] = found
         return found
 
     def is_inactive(self, config: int) -> bool:

@@ -34,6 +34,9 @@ from grammarkit.decode.token_partition import TokenPartition, byte_classes, clea
 from grammarkit.grammar import Grammar
 from grammarkit.vocab import Vocabulary
 
+STORED_STATES = 200_000
+"""Grammars whose automata have more states than this are not stored (lazily numbered)."""
+
 ENGINE_CACHE_SIZE = 32
 """Engines (compiled grammars with their mask tables) kept per process."""
 
@@ -138,6 +141,8 @@ def _build(compiled: CompiledGrammar, index: TokenIndex, key: tuple[str, str]) -
     if not _SAVE_REGISTERED:
         atexit.register(save)
         _SAVE_REGISTERED = True
+    if not compiled.build_all(STORED_STATES):  # stored tables need a fixed numbering
+        return _Entry(MaskEngine(compiled, index), None, "", 0)
     disk = DiskCache(directory)
     disk_key = f"mask-tables/{FORMAT_VERSION}/{key[0]}/{key[1]}/{_structure_digest(compiled)}"
     stored = disk.load(disk_key)
@@ -153,16 +158,10 @@ def _build(compiled: CompiledGrammar, index: TokenIndex, key: tuple[str, str]) -
 
 
 def _structure_digest(compiled: CompiledGrammar) -> str:
-    """SHA-256 of the automata (stored tables number their states)."""
-    structure = (compiled.rule_names, compiled.root, compiled.state_rule, sorted(compiled.finals),
-                 compiled.byte_edges, compiled.call_edges,
-                 tuple(tuple((e.ids, e.exclude, t) for e, t in edges)
-                       for edges in compiled.token_edges),
-                 sorted(compiled.nullable), compiled.entry_state, compiled.accept_state)
-    return hashlib.sha256(repr(structure).encode()).hexdigest()
+    """SHA-256 of the automata's structure (see :meth:`CompiledGrammar.structure_digest`)."""
+    return compiled.structure_digest()
 
 
-# -- tables <-> arrays ----------------------------------------------------------------------------
 def _tables_of(engine: MaskEngine) -> Arrays:
     """The engine's token partition and token classes as arrays (see :func:`_restored`)."""
     core, partition = engine.core, engine.partition

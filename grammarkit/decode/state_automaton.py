@@ -10,6 +10,10 @@ same continuations share one number. The key keeps only what a future byte or to
   identities are dropped.
 
 So a free string, which leaves one finished character frame behind per character, keeps one key.
+Configurations are taken in their canonical form for the longest token (counts of counted
+repetitions far from both bounds look alike, :meth:`EarleyCore.canonical`): a key then only
+promises the same continuations up to that many bytes, which is all a mask or a token walk
+looks at, so the middle of ``[a-z]{0,100000}`` is one state and one cached mask.
 
 Byte steps between numbers are computed with the recognizer the first time they are needed and
 kept in a dense ``[states, 256]`` table (one step fills a byte's whole class); a token walk
@@ -95,6 +99,8 @@ class StateAutomaton:
         self.core = core
         self._index = index
         self._partition = partition
+        self.horizon = int(index.columns.shape[0]) + 1
+        """Bytes a key must keep exact: one more than the longest token."""
         self._signatures: dict[tuple[int, tuple[tuple[int, int], ...], Follow | None], int] = {}
         self._reset()
 
@@ -149,10 +155,14 @@ class StateAutomaton:
             possible |= np.asarray(self.core.byte_row(config)) >= 0
         return possible
 
+    def canonical(self, config: int) -> int:
+        """``config`` in its canonical form for this automaton's horizon."""
+        return self.core.canonical(config, self.horizon)
+
     def local(self, config: int, own: int, follow: Follow) -> int:
         """The number of ``config`` parsed over a ``BottomFrame(own, follow)``."""
-        bottom = BottomFrame(own, follow)
-        return self.number(self.core.close({bottom: config}, 0))
+        bottom = BottomFrame(self.canonical(own), follow)
+        return self.number(self.core.close({bottom: self.canonical(config)}, 0))
 
     def state_key(self, state: ParseState, frame_keys: dict[Frame, int]) -> StateKey:
         """A key equal for states that allow the same continuations (see the module docstring).
@@ -160,7 +170,8 @@ class StateAutomaton:
         ``frame_keys`` memoizes frame numbers (frames never change once built).
         """
         inactive, completes = self.core.is_inactive, self.core.completes
-        return tuple(sorted((self._frame_key(frame, frame_keys), config)
+        canonical = self.canonical
+        return tuple(sorted((self._frame_key(frame, frame_keys), canonical(config))
                             for frame, config in state.groups
                             if not inactive(config)
                             or isinstance(frame, BottomFrame) and completes(config)))
@@ -183,7 +194,9 @@ class StateAutomaton:
                 pending.extend(missing)
                 continue
             follow = tuple(sorted(top.follow.items())) if isinstance(top, BottomFrame) else None
-            signature = (top.own, tuple(sorted((memo[p], c) for p, c in parents)), follow)
+            canonical = self.canonical
+            signature = (canonical(top.own),
+                         tuple(sorted((memo[p], canonical(c)) for p, c in parents)), follow)
             memo[top] = self._signatures.setdefault(signature, len(self._signatures))
             pending.pop()
         return memo[frame]

@@ -78,7 +78,9 @@ class TokenClassifier:
 
     def context(self, frame: Frame, config: int) -> Context:
         """The classification context of the group ``(frame, config)``."""
-        return config, frame.own, self._automaton.core.follow(frame.own)
+        automaton = self._automaton
+        return (automaton.canonical(config), automaton.canonical(frame.own),
+                automaton.core.follow(frame.own))
 
     @property
     def num_classified(self) -> int:

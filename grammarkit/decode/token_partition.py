@@ -26,7 +26,7 @@ DIRECT_RANKS = 16_384
 
 def byte_classes(compiled: CompiledGrammar) -> npt.NDArray[np.int64]:
     """The class of each byte: equal for bytes in the same edge ranges everywhere."""
-    ranges = {(lo, hi) for edges in compiled.byte_edges for lo, hi, _ in edges}
+    ranges = compiled.byte_ranges()
     classes = np.zeros(256, dtype=np.int64)
     inside = np.zeros(256, dtype=np.int64)
     for lo, hi in sorted(ranges):

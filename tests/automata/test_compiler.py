@@ -7,6 +7,7 @@ import pytest
 
 from grammarkit.automata.compiled import CompiledGrammar
 from grammarkit.automata.compiler import compile_grammar
+from grammarkit.automata.earley import Recognizer
 from grammarkit.automata.nfa import TokenEdge
 from grammarkit.diagnostics import GrammarError
 from grammarkit.ebnf import ast
@@ -20,7 +21,6 @@ def compiled(source: str, root: str = "root") -> CompiledGrammar:
 def test_literal_is_a_byte_chain() -> None:
     c = compiled('root ::= "aé"')
     assert c.rule_names == ("root",)
-    assert c.deterministic == (True,)
     table = c.byte_table()
     assert table.shape == (c.num_states, 256) and table.dtype == np.int32
     state = c.rule_start[c.root]
@@ -74,10 +74,11 @@ def test_format_lists_every_rule() -> None:
     assert "root->" in text and "start" in text and "final" in text and "[a-c]" in text
 
 
-def test_nondeterministic_byte_table_is_refused() -> None:
-    c = compiled('root ::= [ab]* "a" [ab]{20}')
-    with pytest.raises(ValueError):
-        c.byte_table()
+def test_automata_are_built_as_inputs_reach_them() -> None:
+    c = compiled('root ::= [ab]* "a" [ab]{20}')  # its DFA has 2**21 states
+    assert c.num_states == 2
+    assert Recognizer(c).matches(b"ab" * 50 + b"a" + b"b" * 20)
+    assert c.num_states < 1000
 
 
 def test_undefined_root_and_reference() -> None:

@@ -57,6 +57,7 @@ SCHEMAS = {
         },
         "required": ["user"],
     },
+    "schema-long-string": {"type": "string", "minLength": 20, "maxLength": 400},
     "schema-pattern": {
         "type": "object",
         "properties": {"code": {"type": "string", "pattern": "^[A-Z]{2}-[0-9]{2,4}$"}},
@@ -87,6 +88,11 @@ FEATURES: dict[str, Callable[[Vocabulary], str]] = {
     "substring": lambda v: 'root ::= "quote: " Substring("the quick brown fox", "jumps over")',
     "regex-macro": lambda v: 'root ::= "size=" Regex("[0-9]{1,3}(px|em|%)") ";"',
     "utf8": lambda v: 'root ::= ("你好" | "こんにちは" | "🙂" [😀-😎]) ("，" [一-龥]{1,3})* "。"',
+    # counted repetitions (not unrolled): below the minimum, between, up to the maximum
+    "counted-below-min": lambda v: 'root ::= "<" [a-z ]{600,2000} ">"',
+    "counted-to-max": lambda v: 'root ::= "<" [a-z ]{0,150} ">" [0-9]{0,300}',
+    "counted-nested": lambda v: 'root ::= ("ab"{2,50} [0-9]{0,2000} ","){1,20} "."',
+    "counted-alternatives": lambda v: 'root ::= ("ab" | "c" | "de"){40,500} "!"',
 }
 
 
@@ -121,8 +127,9 @@ def _allowed(bitmask: npt.NDArray[np.int32], size: int) -> npt.NDArray[np.bool_]
 class _Pair:
     """Our matcher and xgrammar's, driven in lockstep."""
 
-    def __init__(self, text: str, vocab: Vocabulary, compiler: object):
+    def __init__(self, text: str, vocab: Vocabulary, compiler: object, counted: bool = False):
         self.vocab = vocab
+        self.counted = counted
         self.ours = TokenMatcher(Grammar.from_ebnf(text), vocab)
         self.theirs = xgr.GrammarMatcher(
             compiler.compile_grammar(xgr.Grammar.from_ebnf(text)))  # type: ignore[attr-defined]
@@ -140,12 +147,33 @@ class _Pair:
         mine, reference = _allowed(ours, size), _allowed(theirs.numpy(), size)
         self.compared += 1
         differ = np.flatnonzero((mine != reference) & self.ordinary)
+        if self.counted:  # xgrammar 0.2.8's large repetitions: see _incomplete_tail_quirk
+            differ = np.array([i for i in differ.tolist()
+                               if not (reference[i] and _incomplete_tail(self.vocab.tokens[i]))],
+                              dtype=np.int64)
         assert not len(differ), (
             f"{where}: {len(differ)} tokens differ, e.g. "
             + ", ".join(f"{self.vocab.tokens[i]!r} (ours {mine[i]})" for i in differ[:5]))
         assert mine[self.stops].tolist() == reference[self.stops].tolist(), where
         assert self.ours.is_completed() == bool(reference[self.stops].any()), where
         return mine & self.ordinary
+
+
+def _incomplete_tail(token: bytes) -> bool:
+    """Whether ``token`` ends inside a UTF-8 character (a lead byte not followed by enough).
+
+    xgrammar 0.2.8 allows some such tokens (``b" \\xe0"``, ``b"a\\xf0"``) inside repetitions
+    it does not unroll (``[a-z ]{2,2000}``, but not ``{2,128}``), although no continuation can
+    ever complete them in ``[a-z ]``; grammarkit rejects them. Only this difference is
+    tolerated, and only in the counted cases.
+    """
+    for back in range(1, min(4, len(token)) + 1):
+        byte = token[-back]
+        if byte >= 0xC0:
+            return back < (2 if byte < 0xE0 else 3 if byte < 0xF0 else 4)
+        if byte < 0x80:
+            return False
+    return False
 
 
 def test_walks_cover_enough_steps() -> None:
@@ -156,7 +184,8 @@ def test_walks_cover_enough_steps() -> None:
 @pytest.mark.parametrize("case", _cases())
 def test_same_masks_along_random_walks(case: str, engines: tuple[Vocabulary, object]) -> None:
     vocab, compiler = engines
-    pair = _Pair(_ebnf(case, vocab), vocab, compiler)
+    pair = _Pair(_ebnf(case, vocab), vocab, compiler,
+                 counted=case.startswith("counted-") or case == "schema-long-string")
     rng = random.Random(f"{case}/{vocab.source}")
     path: list[int] = []
     for step in range(STEPS):

@@ -31,7 +31,7 @@ def test_byte_classes_separate_exactly_what_some_edge_separates(
                     for a, b in ranges] or ['"x"']
     compiled = Grammar.from_ebnf("root ::= " + " | ".join(alternatives)).compiled
     classes = byte_classes(compiled)
-    edges = {(lo, hi) for state in compiled.byte_edges for lo, hi, _ in state}
+    edges = compiled.byte_ranges()
     for a in range(0, 256, 7):
         for b in range(0, 256, 5):
             alike = all((lo <= a <= hi) == (lo <= b <= hi) for lo, hi in edges)

