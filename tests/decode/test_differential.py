@@ -27,6 +27,8 @@ xgr = importlib.import_module("xgrammar")
 GRAMMARS = Path(__file__).resolve().parents[2] / "grammars"
 STEPS = 40
 """Masks compared along each walk (a finished sentence starts the walk over)."""
+SHORT_WALKS = {"schema-long-string": 10}
+"""Cases walked for fewer steps: xgrammar 0.2.8 takes seconds per mask deep in a counted string."""
 MIN_TOTAL_STEPS = 1000
 
 SCHEMAS = {
@@ -178,7 +180,8 @@ def _incomplete_tail(token: bytes) -> bool:
 
 def test_walks_cover_enough_steps() -> None:
     """Every walk compares ``STEPS`` masks (asserted in it), in each of two vocabularies."""
-    assert 2 * STEPS * len(_cases()) >= MIN_TOTAL_STEPS
+    steps = sum(SHORT_WALKS.get(case, STEPS) for case in _cases())
+    assert 2 * steps >= MIN_TOTAL_STEPS
 
 
 @pytest.mark.parametrize("case", _cases())
@@ -188,7 +191,7 @@ def test_same_masks_along_random_walks(case: str, engines: tuple[Vocabulary, obj
                  counted=case.startswith("counted-") or case == "schema-long-string")
     rng = random.Random(f"{case}/{vocab.source}")
     path: list[int] = []
-    for step in range(STEPS):
+    for step in range(SHORT_WALKS.get(case, STEPS)):
         allowed = np.flatnonzero(pair.compare(f"{case} after {path}"))
         can_stop = pair.ours.is_completed()
         if can_stop and (not len(allowed) or rng.random() < 0.15):
@@ -214,4 +217,4 @@ def test_same_masks_along_random_walks(case: str, engines: tuple[Vocabulary, obj
             pair.theirs.rollback(2)
             del path[-2:]
             pair.compare(f"{case} after rolling back to {path}")
-    assert pair.compared >= STEPS
+    assert pair.compared >= SHORT_WALKS.get(case, STEPS)
