@@ -7,7 +7,7 @@ from pathlib import Path
 
 import click
 
-from grammarkit.cli.common import EXIT_ERRORS, InputError, echo, read, render, root_option
+from grammarkit.cli.common import EXIT_ERRORS, echo, read, render, root_option, write_file
 
 
 @click.command("diagram")
@@ -43,10 +43,7 @@ def command(grammar_path: str, output: str | None, rule: str | None, root: str) 
     if output is None:
         echo(text, nl=False)
     else:
-        try:
-            Path(output).write_text(text, "utf-8")
-        except OSError as exc:
-            raise InputError(f"cannot write {output}: {exc.strerror or exc}") from None
+        write_file(output, text.encode("utf-8"))
         echo(f"wrote {output}", err=True)
     if errors:
         echo(render(errors), err=True)

@@ -2,9 +2,7 @@
 
 from __future__ import annotations
 
-import os
 import sys
-import tempfile
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -20,6 +18,7 @@ from grammarkit.cli.common import (
     read,
     render,
     root_option,
+    write_file,
 )
 
 if TYPE_CHECKING:
@@ -79,7 +78,7 @@ def command(paths: tuple[str, ...], update: bool, show_coverage: bool, fail_unde
         if update:
             new_text = updated_text(source, outcomes)
             if new_text != source.text:
-                _write(examples_path, new_text)
+                write_file(str(examples_path), new_text.encode("utf-8"))
                 report["updated"] = True
         else:
             failed += len(report["failed"])
@@ -180,18 +179,3 @@ def _print_text(report: dict[str, Any], update: bool) -> None:
     if "below" in report:
         echo(f"{path}: coverage {coverage.percent:.1f}% is below --fail-under "
              f"{report['below']:g}", err=True)
-
-
-def _write(path: Path, text: str) -> None:
-    """Replace ``path``'s content atomically (a temporary file renamed into place)."""
-    try:
-        handle, temporary = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.")
-        try:
-            with os.fdopen(handle, "w", encoding="utf-8", newline="") as stream:
-                stream.write(text)
-            os.replace(temporary, path)
-        except BaseException:
-            os.unlink(temporary)
-            raise
-    except OSError as exc:
-        raise InputError(f"cannot write {path}: {exc.strerror or exc}") from None
