@@ -51,12 +51,14 @@ def lint(
     text = decode_source(text)
     source = SourceText(text, path or "<string>")
     result = parse(text, root)
-    diagnostics = [*result.diagnostics, *check_regex_macros(result.ast)]
-    if not any(d.is_error for d in diagnostics):
-        with paused_gc():
+    with paused_gc():  # the analyses build no cycles: spare collections over the new AST
+        diagnostics = list(result.diagnostics)
+        if "Regex" in text:  # the macro's name; without it, no walk over every node is needed
+            diagnostics.extend(check_regex_macros(result.ast))
+        if not any(d.is_error for d in diagnostics):
             warnings = _run(LintContext(result.ast, root, source), codes)
-        diagnostics.extend(Suppressions(result.ast, source).filter(warnings))
-    return [d.with_source(source) for d in diagnostics]
+            diagnostics.extend(Suppressions(result.ast, source).filter(warnings))
+        return [d.with_source(source) for d in diagnostics]
 
 
 def lint_grammar_ast(

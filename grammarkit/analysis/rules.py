@@ -9,10 +9,10 @@ from __future__ import annotations
 
 import re
 from bisect import bisect_right
-from collections import deque
+from collections import Counter, deque
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
-from functools import cached_property
+from functools import cached_property, lru_cache
 
 from grammarkit.analysis.charset import END, CharSet
 from grammarkit.analysis.graph import is_cyclic, strongly_connected_components
@@ -263,15 +263,24 @@ def _whitespace_only(expr: ast.Expr) -> bool:
             stack.extend(fresh)
             continue
         if isinstance(node, ast.Literal):
-            if not node.value or not CharSet.of_string(node.value).is_subset(WHITESPACE):
+            if not node.value or not _WHITESPACE_CHARS.issuperset(node.value):
                 return False
         elif isinstance(node, ast.CharClass):
-            members = class_charset(node)
-            if not members or not members.is_subset(WHITESPACE):
+            if not _whitespace_class(node.ranges, node.negated):
                 return False
         else:
             return False
     return True
+
+
+_WHITESPACE_CHARS = frozenset(" \t\n\r")
+
+
+@lru_cache(maxsize=1024)
+def _whitespace_class(ranges: tuple[tuple[int, int], ...], negated: bool) -> bool:
+    """Whether a class matches something, and only whitespace."""
+    members = class_charset(ast.CharClass(ranges, negated))
+    return bool(members) and members.is_subset(WHITESPACE)
 
 
 class _WhitespaceLoops:
@@ -400,6 +409,25 @@ def _structure_keys(graph: ExprGraph, starts: list[int]) -> dict[int, int]:
     return keys
 
 
+def _outline(graph: ExprGraph, node: int) -> object:
+    """What structurally equal nodes share: their own shape and their children's kinds."""
+    kids = graph.children[node]
+    if not kids:
+        return _shape(graph, node)
+    return _shape(graph, node), tuple(_shape(graph, kid) for kid in kids)
+
+
+def _shape(graph: ExprGraph, node: int) -> object:
+    kind, expr = graph.types[node], graph.nodes[node]
+    if kind is ast.CharClass:
+        return class_charset(expr).intervals  # type: ignore[arg-type]
+    if kind is ast.Repeat:
+        return expr.min, expr.max  # type: ignore[union-attr]
+    if kind is ast.Sequence or kind is ast.Choice:
+        return kind, len(graph.children[node])
+    return expr
+
+
 @_rule("GK207", "duplicate-alternative")
 def duplicate_alternative(ctx: LintContext) -> Iterator[Diagnostic]:
     """An alternative that repeats an earlier alternative of the same choice."""
@@ -419,8 +447,11 @@ def duplicate_alternative(ctx: LintContext) -> Iterator[Diagnostic]:
                 stack.extend(reversed(graph.children[alternative]))
             else:
                 alternatives.append(alternative)
-        if len(alternatives) > 1:
-            groups.append(alternatives)
+        # equal alternatives have equal outlines: compare in depth only those that share one
+        outlines = [_outline(graph, alternative) for alternative in alternatives]
+        sharing = {outline for outline, n in Counter(outlines).items() if n > 1}
+        if sharing:
+            groups.append([a for a, o in zip(alternatives, outlines) if o in sharing])
     keys = _structure_keys(graph, [node for group in groups for node in group])
     for alternatives in groups:
         first_seen: dict[int, int] = {}
