@@ -199,6 +199,9 @@ _PRODUCTIVE, _NULLABLE, _MAYBE_NULLABLE, _NONEMPTY = 1, 2, 4, 8
 _ALL_FACTS = 15
 _SEQUENCE_FACTS = _PRODUCTIVE | _NULLABLE | _MAYBE_NULLABLE
 """The facts a sequence has when all its items have them."""
+_TEXT = (_PRODUCTIVE | _NONEMPTY, _NULLABLE | _MAYBE_NULLABLE)
+_EMPTY_TEXT = (_SEQUENCE_FACTS, _NONEMPTY)
+"""The facts (true, false) of a non-empty and of an empty literal."""
 
 
 class GrammarProperties:
@@ -240,6 +243,10 @@ class GrammarProperties:
         undecided: list[int] = []
         for node in order:
             kind = types[node]
+            if kind is ast.Literal:  # the commonest node: inline its facts
+                yes, no = _TEXT if nodes[node].value else _EMPTY_TEXT  # type: ignore[union-attr]
+                true[node], false[node] = yes, no
+                continue
             if kind is ast.Sequence:
                 all_true, any_true, any_false, all_false = _ALL_FACTS, 0, 0, _ALL_FACTS
                 for kid in children[node]:
@@ -272,7 +279,7 @@ class GrammarProperties:
                 else:
                     yes |= true[kid] & _NONEMPTY
                     no |= false[kid] & _NONEMPTY
-            elif node in target:
+            elif kind is ast.RuleRef and node in target:
                 body = target[node]
                 yes, no = true[body], false[body]
             else:
@@ -499,9 +506,7 @@ def _leaf_facts(expr: ast.Expr) -> tuple[int, int]:
     """The facts a leaf (or a reference to an undefined rule) has: (known true, known false)."""
     kind = type(expr)
     if kind is ast.Literal:
-        if expr.value:  # type: ignore[union-attr]
-            return _PRODUCTIVE | _NONEMPTY, _NULLABLE | _MAYBE_NULLABLE
-        return _PRODUCTIVE | _NULLABLE | _MAYBE_NULLABLE, _NONEMPTY
+        return _TEXT if expr.value else _EMPTY_TEXT  # type: ignore[union-attr]
     if kind is ast.CharClass:
         if class_charset(expr):  # type: ignore[arg-type]
             return _PRODUCTIVE | _NONEMPTY, _NULLABLE | _MAYBE_NULLABLE

@@ -360,10 +360,16 @@ def unbounded_whitespace(ctx: LintContext) -> Iterator[Diagnostic]:
 
 def _whitespace_loop_nodes(graph: ExprGraph) -> set[int]:
     """The unbounded whitespace repetitions, and the references to rules that are one."""
+    loops = set()
+    for node in graph.of_type(ast.Repeat):
+        expr: ast.Repeat = graph.nodes[node]  # type: ignore[assignment]
+        if expr.max is None and _whitespace_only(expr.item):
+            loops.add(node)
     is_loop = _WhitespaceLoops(graph.rules)
-    loops = {node for node in graph.of_type(ast.Repeat)
-             if is_loop(graph.nodes[node])}
-    loops.update(node for node in graph.of_type(ast.RuleRef) if is_loop(graph.nodes[node]))
+    names = {name for name in graph.rules if is_loop(ast.RuleRef(name))}
+    if names:
+        loops.update(node for node in graph.of_type(ast.RuleRef)
+                     if graph.nodes[node].name in names)  # type: ignore[union-attr]
     return loops
 
 
