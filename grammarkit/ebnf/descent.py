@@ -6,7 +6,7 @@ quantifiers, without macro calls, lookaheads or errors. For those the table-driv
 three shift/reduce steps per token; this reader walks the same productions directly and calls
 the same actions with the same children the LALR driver would give them, so both build the very
 same tree. On anything else it returns ``None`` and the caller hands the rule to the LALR
-driver, which parses it and reports its errors. ``tests/test_ebnf_descent.py`` checks the two
+driver, which parses it and reports its errors. ``tests/ebnf/test_fast_paths.py`` checks the two
 agree on generated rules.
 """
 

@@ -1,4 +1,4 @@
-"""The recursive-descent reader builds exactly the tree the LALR tables build, or steps aside."""
+"""The fast paths of the front end (recursive descent, one-step scanning) agree with the careful ones."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ from hypothesis import strategies as st
 
 from grammarkit.ebnf import descent, parser
 from grammarkit.ebnf.lalr import SyntaxErrorAt
-from grammarkit.ebnf.lexer import tokenize
+from grammarkit.ebnf.lexer import Lexer, tokenize
 from grammarkit.ebnf.suggest import NameSuggester
 
 GRAMMARS = Path(__file__).parents[2] / "grammars"
@@ -80,3 +80,42 @@ def test_deep_groups_are_left_to_the_lalr_driver() -> None:
     assert read is None
     assert table != "error"
     assert parser.parse(text).ast.rules[0].body == parser.parse('root ::= "a"').ast.rules[0].body
+
+
+ESCAPES = ("\\n", "\\\\", '\\"', "\\-", "\\]", "\\^", "\\d", "\\x41", "\\q", "\\u00e9")
+
+
+@given(st.lists(st.sampled_from(("a", "b", "-", "^", "]", "z", "\U0001f600", *ESCAPES)), max_size=10))
+def test_plain_classes_scan_as_the_careful_scanner_scans_them(pieces: list[str]) -> None:
+    """The one-step scanner gives the careful scanner's class token, or leaves it to it."""
+    text = "[" + "".join(pieces) + "]"
+    careful = Lexer(text)
+    careful._char_class()
+    fast = Lexer(text)
+    fast._scan_common()
+    value, problems = careful.tokens[0].payload
+    if fast.tokens:
+        assert not problems and not careful.diagnostics
+        token = fast.tokens[0]
+        assert (token.value, token.end, token.payload[0]) == (
+            careful.tokens[0].value,
+            careful.tokens[0].end,
+            value,
+        )
+    else:  # only what needs care: escapes beyond one character, reversed ranges
+        assert problems or careful.diagnostics or any(len(p) > 2 for p in pieces if p[0] == "\\")
+
+
+@given(st.lists(st.sampled_from(("a", "'", "\U0001f600", *ESCAPES)), max_size=10))
+def test_plain_strings_scan_as_the_careful_scanner_scans_them(pieces: list[str]) -> None:
+    text = '"' + "".join(pieces) + '"'
+    careful = Lexer(text)
+    careful._string()
+    fast = Lexer(text)
+    fast._scan_common()
+    if fast.tokens:
+        assert not careful.diagnostics
+        token = fast.tokens[0]
+        assert (token.value, token.payload) == (careful.tokens[0].value, careful.tokens[0].payload)
+    else:
+        assert careful.diagnostics or any(p in ("\\x41", "\\u00e9", "\\d", "\\q", "\\-", "\\]", "\\^") for p in pieces)
