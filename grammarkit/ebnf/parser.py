@@ -19,6 +19,7 @@ from typing import Any, ClassVar
 from grammarkit._gc import paused_gc
 from grammarkit.diagnostics import MAX_DIAGNOSTICS, Diagnostic, Severity, error
 from grammarkit.ebnf import ast, descent, lalr
+from grammarkit.ebnf.ast import RegexMacro
 from grammarkit.ebnf.escapes import quote_string
 from grammarkit.ebnf.lalr import EndOfInput, SyntaxErrorAt
 from grammarkit.ebnf.lexer import CharClassValue, GkToken, tokenize
@@ -59,6 +60,8 @@ class ParseResult:
 
     ast: ast.GrammarAST
     diagnostics: list[Diagnostic]
+    regex_macros: tuple[RegexMacro, ...] = ()
+    """Every ``Regex(...)`` call in the parsed rules, for checks of the pattern."""
 
     @property
     def ok(self) -> bool:
@@ -135,10 +138,13 @@ def _parse(text: str, root: str) -> ParseResult:
     names = _rule_names(tokens, root, problems)
     suggester = NameSuggester(names)
     rules: list[ast.Rule] = []
+    regex_macros: list[ast.RegexMacro] = []
     for chunk, follower in _split_rules(tokens, problems):
-        rule = _RuleBuilder(chunk, follower, names, suggester, problems).build()
+        builder = _RuleBuilder(chunk, follower, names, suggester, problems)
+        rule = builder.build()
         if rule is not None:
             rules.append(rule)
+            regex_macros.extend(m for m in builder.macros.values() if isinstance(m, ast.RegexMacro))
     for rule in rules:
         if rule.lookahead is not None:
             problem = _lookahead_problem(rule.lookahead)
@@ -155,7 +161,8 @@ def _parse(text: str, root: str) -> ParseResult:
                     ),
                 )
     comments = tuple(ast.Comment(t, s) for t, s in lexed.comments)
-    return ParseResult(ast.GrammarAST(tuple(rules), comments), problems.sorted())
+    grammar = ast.GrammarAST(tuple(rules), comments)
+    return ParseResult(grammar, problems.sorted(), tuple(regex_macros))
 
 
 def _rule_names(tokens: list[GkToken], root: str, problems: _Problems) -> dict[str, GkToken]:
