@@ -67,9 +67,7 @@ def lint_parsed(
     """
     codes = enabled_codes((rule.code for rule in RULES), select, ignore)
     with paused_gc():  # the analyses build no cycles: spare collections over the new AST
-        diagnostics = list(result.diagnostics)
-        if "Regex" in source.text:  # the macro's name; without it no node needs a look
-            diagnostics.extend(check_regex_macros(result.ast))
+        diagnostics = [*result.diagnostics, *check_regex_macros(result.regex_macros)]
         if not any(d.is_error for d in diagnostics):
             warnings = _run(LintContext(result.ast, root, source), codes)
             diagnostics.extend(Suppressions(result.ast, source).filter(warnings))
