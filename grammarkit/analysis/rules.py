@@ -152,8 +152,8 @@ def no_finite_derivation(ctx: LintContext) -> Iterator[Diagnostic]:
     """
     props = ctx.properties
     graph = props.graph
-    blocking = {name: list(_blocking_elements(props, name)) for name in graph.rules}
-    stuck = [name for name, found in blocking.items() if not props.productive[graph.body[name]]]
+    stuck = [name for name in graph.rules if not props.productive[graph.body[name]]]
+    blocking = {name: list(_blocking_elements(props, name)) for name in stuck}
     number = {name: k for k, name in enumerate(stuck)}
     refs = {
         name: [(node, graph.target_rule[node]) for node in blocking[name] if node in graph.target]
