@@ -2,8 +2,11 @@
 
 Every expression node of every rule body and lookahead is numbered once (a node object shared by
 several parents is one node). A :class:`~grammarkit.ebnf.ast.RuleRef` leads to the body of the rule
-it names. Each property is one linear pass of :mod:`grammarkit.analysis.graph` over that graph, so
-grammars with thousands of rules and very deep nesting are analysed in linear time, iteratively.
+it names. Every property is computed in linear time, iteratively, so grammars with thousands of
+rules and very deep nesting are analysed fast: the four boolean facts (productive, nullable,
+maybe nullable, nonempty) together, by folding constants bottom-up and solving only what recursion
+leaves open; FIRST and FOLLOW by :mod:`grammarkit.analysis.graph`, and only when a rule needs them
+(:attr:`GrammarProperties.ends_input` answers "can the input end here" without FOLLOW sets).
 
 Macros are treated conservatively: ``TagDispatch`` and ``TokenTagDispatch`` may match the empty
 string and may start with anything; ``Token``/``ExcludeToken`` and ``Regex`` may start with
@@ -45,8 +48,8 @@ def _class_charset(ranges: tuple[tuple[int, int], ...], negated: bool) -> CharSe
 class ExprGraph:
     """Every expression node of a grammar, numbered, with its children and rule-reference targets.
 
-    Nodes are numbered in pre-order, rule by rule: a node's children come after it unless a node
-    object is shared by several parents (converters may share sub-expressions).
+    Nodes are numbered rule by rule, each before its children, unless a node object is shared
+    by several parents (converters may share sub-expressions): see :attr:`shared`.
 
     Parameters
     ----------
