@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import sys
+from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
 import click
 
+from grammarkit.automata.key_order import CLI_HINT, KeyOrderExplanation
 from grammarkit.cli.common import (
     EXIT_ERRORS,
     checked,
@@ -65,6 +67,8 @@ def command(grammar_path: str, text: str | None, text_option: str | None,
             if checked(lambda: grammar.explain(trimmed), grammar.source) is None:
                 explanation = None
                 fields["ignored_final_line_break"] = True
+        if isinstance(explanation, KeyOrderExplanation):
+            explanation = replace(explanation, hint=CLI_HINT)
         notes = [] if explanation is None else _token_notes(grammar)
         fields["accepted"] = explanation is None
         if output_format == "json":
@@ -75,6 +79,8 @@ def command(grammar_path: str, text: str | None, text_option: str | None,
             echo(dump_json({**fields, "diagnostics": [d.to_json() for d in notes]}))
         else:
             echo("accepted" if explanation is None else f"rejected: {explanation}")
+            if isinstance(explanation, KeyOrderExplanation):
+                echo(f"  = help: {explanation.hint}", err=True)
             for note in notes:
                 echo(note.render(), err=True)
     if explanation is not None:
@@ -107,8 +113,6 @@ def _token_notes(grammar: Grammar) -> list[Diagnostic]:
                     "gk.TokenMatcher(grammar, gk.Vocabulary.from_file('tokenizer.json'))",
                     severity="note")
                 if grammar.source is not None and node.span is not None:
-                    from dataclasses import replace
-
                     note = replace(note, span=node.span, source=grammar.source)
                 return [note]
     return []
