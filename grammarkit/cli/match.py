@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import shlex
 import sys
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any
@@ -27,7 +28,25 @@ if TYPE_CHECKING:
     from grammarkit.grammar import Grammar
 
 
-@click.command("match")
+class _MatchCommand(click.Command):
+    """``match``, whose error for a TEXT that starts with ``-`` says how to pass such a text."""
+
+    def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
+        given = list(args)  # the parser consumes ``args``
+        try:
+            return super().parse_args(ctx, args)
+        except click.NoSuchOption as exc:
+            if not exc.option_name.startswith("--") or " " in exc.option_name:
+                text = next((arg for arg in given if arg.startswith(exc.option_name)),
+                            exc.option_name)
+                raise click.UsageError(
+                    f"{exc.message} To match a text that starts with `-`, put `--` before it "
+                    f"(grammarkit match GRAMMAR -- {shlex.quote(text)}) or pass it with --text.",
+                    exc.ctx) from None
+            raise
+
+
+@click.command("match", cls=_MatchCommand)
 @click.argument("grammar_path", metavar="GRAMMAR",
                 type=click.Path(exists=True, dir_okay=False, allow_dash=True))
 @click.argument("text", required=False)
@@ -109,7 +128,8 @@ def _token_notes(grammar: Grammar) -> list[Diagnostic]:
                     "GK175", f"rule `{rule.name}` needs a vocabulary token "
                     f"({_token_text(node)}): text cannot spell a token id, so `match` can "
                     "never get past it",
-                    None, "test the grammar with the native decoder: "
+                    None, "preview it at the token level with `grammarkit sample GRAMMAR "
+                    "--tokenizer tokenizer.json`, or test it with the native decoder in Python: "
                     "gk.TokenMatcher(grammar, gk.Vocabulary.from_file('tokenizer.json'))",
                     severity="note")
                 if grammar.source is not None and node.span is not None:

@@ -129,6 +129,18 @@ def test_match_text_starting_with_a_dash() -> None:
     assert "--text" in help_text and "--" in help_text and "final line break" in help_text
 
 
+def test_match_text_starting_with_a_dash_without_dashes_says_how(tmp_path: Path) -> None:
+    grammar = tmp_path / "list.ebnf"
+    grammar.write_text('root ::= "- " [a-z]+\n')
+    result = run(["match", str(grammar), "- milk"])
+    assert result.exit_code == 2
+    assert "grammarkit match GRAMMAR -- '- milk'" in result.stderr
+    assert "--text" in result.stderr
+    result = run(["match", str(grammar), "--fromat", "json", "x"])  # a misspelt long option
+    assert result.exit_code == 2 and "--format" in result.stderr
+    assert "starts with `-`" not in result.stderr
+
+
 def test_match_text_from_stdin(tmp_path: Path) -> None:
     assert run(["match", GREETING, "--file", "-"], stdin="hi, Bo\n").stdout == "accepted\n"
     assert run(["match", GREETING], stdin="hi, Bo").exit_code == 2  # stdin only when asked
@@ -161,6 +173,7 @@ def test_match_explains_token_ids(tmp_path: Path) -> None:
     assert result.exit_code == 1
     assert "GK175" in result.stderr and "Token(128010)" in result.stderr
     assert "TokenMatcher" in result.stderr
+    assert "grammarkit sample GRAMMAR --tokenizer" in result.stderr  # the CLI's own way
 
 
 # -- --format json: every outcome is JSON on stdout ----------------------------------------------
