@@ -11,6 +11,7 @@ import os
 import resource
 import shutil
 import signal
+import stat
 import subprocess
 import sys
 import threading
@@ -63,6 +64,16 @@ def test_fmt_replaces_the_file_in_one_step(tmp_path: Path) -> None:
     assert path.stat().st_mode & 0o777 == 0o640  # permissions kept
     assert path.stat().st_ino != inode  # renamed into place, never truncated
     assert sorted(p.name for p in tmp_path.iterdir()) == ["messy.ebnf"]
+
+
+def test_a_new_output_file_gets_the_usual_permissions(tmp_path: Path) -> None:
+    output = tmp_path / "regex.ebnf"
+    umask = os.umask(0o022)
+    try:
+        assert run(["convert", "regex", "ab", "-o", str(output)]).exit_code == 0
+    finally:
+        os.umask(umask)
+    assert stat.S_IMODE(output.stat().st_mode) == 0o644  # not the temporary file's 0600
 
 
 def test_fmt_diff_without_a_final_newline_is_a_valid_patch(tmp_path: Path) -> None:
