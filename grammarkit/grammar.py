@@ -214,8 +214,13 @@ class Grammar:
         explanation = recognizer.explain(data, timeout)
         if explanation is None:
             return None
-        left = None if timeout is None else max(0.0, timeout - (time.perf_counter() - started))
-        return key_order_explanation(recognizer, data, explanation, left)
+        # the key-order check reads the text up to the object again: it may take twice as long
+        # as the match did (at least a second), within what is left of the timeout
+        elapsed = time.perf_counter() - started
+        budget = max(1.0, 2 * elapsed)
+        if timeout is not None:
+            budget = min(budget, max(0.0, timeout - elapsed))
+        return key_order_explanation(recognizer, data, explanation, budget)
 
     @property
     def rule_names(self) -> list[str]:

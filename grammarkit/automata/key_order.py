@@ -25,7 +25,7 @@ MAX_CANDIDATES = 1000
 """Places tried for the misplaced member (the nearest earlier members), and later members tried
 in its place."""
 
-_CHUNK = 1 << 16  # bytes scanned between two looks at the deadline
+_CHUNK = 1 << 16  # bytes (or JSON tokens) scanned between two looks at the deadline
 
 CLI_HINT = ("if the grammar was converted from a JSON Schema, `grammarkit convert json-schema "
             "--property-order any` writes one that accepts the properties in any order")
@@ -74,15 +74,15 @@ def key_order_explanation(recognizer: Recognizer, data: bytes, explanation: Expl
     Never raises for the text: a text that is not JSON, or a check that runs out of ``timeout``
     seconds, leaves ``explanation`` as it is.
     """
+    deadline = None if timeout is None else time.perf_counter() + timeout
     try:
         json.loads(data.decode("utf-8"))
     except (ValueError, RecursionError):
         return explanation
-    found = _members_at(data, explanation.offset)
+    found = _members_at(data, explanation.offset, deadline)
     if found is None:
         return explanation
     members, index = found
-    deadline = None if timeout is None else time.perf_counter() + timeout
     # states before each member up to the failing one (the text there is a valid prefix)
     states = [_advance(recognizer, recognizer.initial(), data[:members[0].start], deadline)]
     for member, following in pairwise(members[:index + 1]):
@@ -129,15 +129,20 @@ class _Open:
             self.region = end
 
 
-def _members_at(data: bytes, offset: int) -> tuple[list[_Member], int] | None:
+def _members_at(data: bytes, offset: int, deadline: float | None
+                ) -> tuple[list[_Member], int] | None:
     """The members of the object whose key (or the space and comma before it) holds
-    ``offset``, and that member's index; ``None`` when the offset is elsewhere."""
+    ``offset``, and that member's index; ``None`` when the offset is elsewhere, or once past
+    ``deadline``."""
     stack: list[_Open] = []
     found: tuple[_Open, int] | None = None  # the object holding the offset, the member's index
     position = 0
+    tokens = 0
     while position < len(data):
         match = _TOKEN.match(data, position)
-        if match is None:
+        tokens += 1
+        if match is None or (tokens % _CHUNK == 0 and deadline is not None
+                             and time.perf_counter() > deadline):
             return None
         start = match.end() - len(match.group().lstrip())
         position = match.end()

@@ -16,7 +16,13 @@ import pytest
 from click.testing import CliRunner, Result
 
 import grammarkit as gk
-from grammarkit.automata.key_order import CLI_HINT, LIBRARY_HINT, KeyOrderExplanation
+from grammarkit.automata.earley import Recognizer
+from grammarkit.automata.key_order import (
+    CLI_HINT,
+    LIBRARY_HINT,
+    KeyOrderExplanation,
+    key_order_explanation,
+)
 from grammarkit.cli import main
 
 HERE = Path(__file__).resolve().parent / "key_order"
@@ -123,3 +129,12 @@ def test_large_objects_are_diagnosed_in_bounded_time() -> None:
     explanation = grammar.explain(text, timeout=30)
     assert isinstance(explanation, KeyOrderExplanation)
     assert (explanation.key, explanation.before) == ("p0298", "p0299")
+
+
+def test_no_time_left_keeps_the_character_level_explanation(schema_order: gk.Grammar) -> None:
+    recognizer = Recognizer(schema_order.compiled)
+    data = PRETTIER_EXAMPLE.encode()
+    plain = recognizer.explain(data)
+    assert plain is not None and not isinstance(plain, KeyOrderExplanation)
+    assert key_order_explanation(recognizer, data, plain, 0.0) is plain
+    assert isinstance(key_order_explanation(recognizer, data, plain, 10.0), KeyOrderExplanation)
