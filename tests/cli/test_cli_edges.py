@@ -152,6 +152,22 @@ def test_match_text_starting_with_a_dash_without_dashes_says_how(tmp_path: Path)
     assert "starts with `-`" not in result.stderr
 
 
+def test_match_timeout_is_a_diagnostic_naming_the_option(tmp_path: Path) -> None:
+    grammar = tmp_path / "ambiguous.ebnf"
+    grammar.write_text('root ::= x\nx ::= x x | "a" | ""\n')
+    text = tmp_path / "long.txt"
+    text.write_text("a" * 3000)
+    result = run(["match", "--timeout", "0.3", str(grammar), "--file", str(text)])
+    assert result.exit_code == 1 and result.stdout == ""
+    assert f"{text}: GK122 matching did not finish within 0.3 s" in result.stderr
+    assert "--timeout" in result.stderr and "timeout=" not in result.stderr
+    result = run(["match", "--format", "json", "--timeout", "0.3", str(grammar), "a" * 3000])
+    report = json.loads(result.stdout)
+    assert result.exit_code == 1 and report["accepted"] is None
+    assert [d["code"] for d in report["diagnostics"]] == ["GK122"]
+    assert run(["match", "--timeout", "0", str(grammar), "a" * 50]).stdout == "accepted\n"
+
+
 def test_match_text_from_stdin(tmp_path: Path) -> None:
     assert run(["match", GREETING, "--file", "-"], stdin="hi, Bo\n").stdout == "accepted\n"
     assert run(["match", GREETING], stdin="hi, Bo").exit_code == 2  # stdin only when asked
