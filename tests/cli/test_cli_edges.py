@@ -168,6 +168,22 @@ def test_match_timeout_is_a_diagnostic_naming_the_option(tmp_path: Path) -> None
     assert run(["match", "--timeout", "0", str(grammar), "a" * 50]).stdout == "accepted\n"
 
 
+def test_examples_past_the_match_timeout_are_an_input_error(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from grammarkit.authoring import example_tests
+    from grammarkit.automata.earley import MatchTimeout
+
+    def too_slow(grammar: Grammar, examples: list[object]) -> list[object]:
+        raise MatchTimeout(60.0, 615, 3000)
+
+    (tmp_path / "amb.ebnf").write_text('root ::= x\nx ::= x x | "a" | ""\n')
+    (tmp_path / "amb.examples").write_text("=== long ===\n" + "a" * 3000 + "\n--- accept\n")
+    monkeypatch.setattr(example_tests, "run_examples", too_slow)
+    result = run(["test", str(tmp_path / "amb.examples")])
+    assert result.exit_code == 2 and "Traceback" not in result.stderr
+    assert "matching did not finish within 60 s" in result.stderr
+
+
 def test_match_text_from_stdin(tmp_path: Path) -> None:
     assert run(["match", GREETING, "--file", "-"], stdin="hi, Bo\n").stdout == "accepted\n"
     assert run(["match", GREETING], stdin="hi, Bo").exit_code == 2  # stdin only when asked
