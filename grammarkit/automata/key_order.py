@@ -32,7 +32,9 @@ CLI_HINT = ("if the grammar was converted from a JSON Schema, `grammarkit conver
 LIBRARY_HINT = ('if the grammar comes from a JSON Schema, `Grammar.from_json_schema(schema, '
                 'property_order="any")` accepts the properties in any order')
 
-_TOKEN = re.compile(rb'\s*(?:(")(?:[^"\\]|\\.)*"|([{}\[\],:])|[^\s{}\[\],:"]+)', re.DOTALL)
+_TOKEN = re.compile(rb'[ \t\n\r]*(?P<token>(?P<punctuation>[{}\[\],:])'
+                    rb'|"[^"\\]*(?:\\.[^"\\]*)*"|[^ \t\n\r{}\[\],:"]+)', re.DOTALL)
+"""One JSON token after optional whitespace: punctuation, a string, or a scalar."""
 
 
 @dataclass(frozen=True)
@@ -136,17 +138,12 @@ def _members_at(data: bytes, offset: int, deadline: float | None
     ``deadline``."""
     stack: list[_Open] = []
     found: tuple[_Open, int] | None = None  # the object holding the offset, the member's index
-    position = 0
-    tokens = 0
-    while position < len(data):
-        match = _TOKEN.match(data, position)
-        tokens += 1
-        if match is None or (tokens % _CHUNK == 0 and deadline is not None
-                             and time.perf_counter() > deadline):
+    for tokens, match in enumerate(_TOKEN.finditer(data), 1):  # valid JSON: no gaps
+        if tokens % _CHUNK == 0 and deadline is not None and time.perf_counter() > deadline:
             return None
-        start = match.end() - len(match.group().lstrip())
+        start = match.start("token")
         position = match.end()
-        punctuation = match.group(2)
+        punctuation = match.group("punctuation")
         top = stack[-1] if stack else None
         if punctuation in (b"{", b"["):
             stack.append(_Open(punctuation == b"{", position))
