@@ -7,8 +7,8 @@ rejection :func:`key_order_explanation` checks whether the text is JSON and the 
 an object's key (or the separator before it), and whether the grammar reads past that member once
 it is moved before an earlier member of the same object (nearest first), or past a later member
 moved before it (a required property that comes too late): if so, the rejection is caused by key
-order, and the explanation says so. The check uses the grammar alone,
-so it works as well for an EBNF file written by ``grammarkit convert json-schema``.
+order, and the explanation says so. The check uses the grammar alone, so it works as well for
+an EBNF file written by ``grammarkit convert json-schema``.
 """
 
 from __future__ import annotations
@@ -20,6 +20,7 @@ from dataclasses import dataclass
 from itertools import pairwise
 
 from grammarkit.automata.earley import Explanation, ParseState, Recognizer
+from grammarkit.diagnostics import GrammarError
 
 MAX_CANDIDATES = 1000
 """Places tried for the misplaced member (the nearest earlier members), and later members tried
@@ -73,8 +74,8 @@ def key_order_explanation(recognizer: Recognizer, data: bytes, explanation: Expl
     belongs before an earlier member of its object (or a later member belongs before it): the
     grammar reads past the moved member once it is there.
 
-    Never raises for the text: a text that is not JSON, or a check that runs out of ``timeout``
-    seconds, leaves ``explanation`` as it is.
+    Never raises for the text: a text that is not JSON, a check that runs out of ``timeout``
+    seconds, or one that reaches the automata's memory ceiling leaves ``explanation`` as it is.
     """
     deadline = None if timeout is None else time.perf_counter() + timeout
     try:
@@ -84,7 +85,16 @@ def key_order_explanation(recognizer: Recognizer, data: bytes, explanation: Expl
     found = _members_at(data, explanation.offset, deadline)
     if found is None:
         return explanation
-    members, index = found
+    try:
+        return _moved(recognizer, data, explanation, *found, deadline) or explanation
+    except GrammarError:  # GK121: the states the candidates visit are past the memory ceiling
+        return explanation
+
+
+def _moved(recognizer: Recognizer, data: bytes, explanation: Explanation,
+           members: list[_Member], index: int, deadline: float | None
+           ) -> KeyOrderExplanation | None:
+    """The explanation for the first move that lets the grammar read past the moved member."""
     # states before each member up to the failing one (the text there is a valid prefix)
     states = [_advance(recognizer, recognizer.initial(), data[:members[0].start], deadline)]
     for member, following in pairwise(members[:index + 1]):
@@ -101,7 +111,7 @@ def key_order_explanation(recognizer: Recognizer, data: bytes, explanation: Expl
         if _advance(recognizer, state, text, deadline) is not None:
             return KeyOrderExplanation(explanation.offset, explanation.line, explanation.column,
                                        explanation.expected, explanation.found, moved, before)
-    return explanation
+    return None
 
 
 def _advance(recognizer: Recognizer, state: ParseState | None, data: bytes,
