@@ -285,7 +285,8 @@ def write_file(path: str, data: bytes) -> None:
     """Replace ``path`` with ``data`` in one step: never a truncated or half-written file.
 
     The bytes go to a temporary file in the same folder, which is renamed over the original
-    (through a symbolic link, the file it points to), keeping the original's permissions.
+    (through a symbolic link, the file it points to), keeping the original's permissions (a new
+    file gets the usual ones: 0666 less the umask).
     A failed write (disk full, file-size limit, permissions) leaves the original as it was and
     raises :class:`InputError` (exit 2).
     """
@@ -304,9 +305,12 @@ def write_file(path: str, data: bytes) -> None:
             stream.flush()
             os.fsync(stream.fileno())
         try:
-            os.chmod(temporary, stat.S_IMODE(os.stat(target).st_mode))
-        except FileNotFoundError:
-            pass
+            mode = stat.S_IMODE(os.stat(target).st_mode)
+        except FileNotFoundError:  # a new file: what open() would give it, not mkstemp's 0600
+            umask = os.umask(0)
+            os.umask(umask)
+            mode = 0o666 & ~umask
+        os.chmod(temporary, mode)
         os.replace(temporary, target)
     except OSError as exc:
         if temporary is not None and os.path.exists(temporary):
