@@ -287,13 +287,21 @@ def write_file(path: str, data: bytes) -> None:
     The bytes go to a temporary file in the same folder, which is renamed over the original
     (through a symbolic link, the file it points to), keeping the original's permissions (a new
     file gets the usual ones: 0666 less the umask).
-    A failed write (disk full, file-size limit, permissions) leaves the original as it was and
-    raises :class:`InputError` (exit 2).
+    A FIFO or a device (``-o /dev/null``) is written as a stream. A failed write (disk full,
+    file-size limit, permissions) leaves the original as it was and raises
+    :class:`InputError` (exit 2).
     """
     import tempfile
 
     target = os.path.realpath(path)
     kind = _file_kind(target) if os.path.exists(target) else None
+    if kind in ("a FIFO", "a device"):  # a stream (`-o /dev/null`): nothing there to lose
+        try:
+            with open(target, "wb") as stream:
+                stream.write(data)
+        except OSError as exc:
+            raise InputError(f"cannot write {path}: {exc.strerror or exc}", path) from None
+        return
     if kind is not None:
         raise InputError(f"cannot write {path}: not a regular file ({kind})", path)
     folder, name = os.path.split(target)

@@ -76,6 +76,19 @@ def test_a_new_output_file_gets_the_usual_permissions(tmp_path: Path) -> None:
     assert stat.S_IMODE(output.stat().st_mode) == 0o644  # not the temporary file's 0600
 
 
+def test_output_to_a_stream_is_written_as_a_stream(tmp_path: Path) -> None:
+    assert run(["convert", "regex", "ab", "-o", "/dev/null"]).exit_code == 0
+    fifo = tmp_path / "out.ebnf"
+    os.mkfifo(fifo)
+    received: list[str] = []
+    reader = threading.Thread(target=lambda: received.append(fifo.read_text()))
+    reader.start()
+    assert run(["convert", "regex", "ab", "-o", str(fifo)]).exit_code == 0
+    reader.join(timeout=10)
+    assert received and "root ::=" in received[0]
+    assert fifo.exists() and stat.S_ISFIFO(fifo.stat().st_mode)  # not replaced by a file
+
+
 def test_fmt_diff_without_a_final_newline_is_a_valid_patch(tmp_path: Path) -> None:
     path = tmp_path / "g.ebnf"
     path.write_text('root ::= "a"|"b"')
