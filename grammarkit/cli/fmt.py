@@ -115,7 +115,6 @@ def _format(source: SourceText, root: str) -> tuple[str | None, str]:
     if isinstance(grammar, GrammarError):
         return None, render(grammar.diagnostics)
     formatted = print_grammar(grammar.ast, source.text)
-    # an unchanged text parses to the same rules: only a rewrite needs the round trip checked
     if formatted != source.text and not _same_rules(grammar, formatted, root):
         return None, (f"error: formatting {source.path} would change its rules, so it is left "
                       "as it is; this is a bug in grammarkit fmt, please report it")
