@@ -36,13 +36,22 @@ _OPAQUE = (ast.TagDispatch, ast.TokenSet, ast.TokenTagDispatch, ast.RegexMacro)
 
 def class_charset(node: ast.CharClass) -> CharSet:
     """The code points a character class matches."""
+    if len(node.ranges) <= SMALL_CLASS:
+        return _cached_class_charset(node.ranges, node.negated)
     return _class_charset(node.ranges, node.negated)
 
 
-@lru_cache(maxsize=4096)
+SMALL_CLASS = 64
+"""Classes of at most this many ranges are cached (grammars repeat them; a big one stays out,
+so a cache never holds a huge class alive)."""
+
+
 def _class_charset(ranges: tuple[tuple[int, int], ...], negated: bool) -> CharSet:
     members = CharSet.of(ranges)
     return members.complement() if negated else members
+
+
+_cached_class_charset = lru_cache(maxsize=4096)(_class_charset)
 
 
 class ExprGraph:

@@ -16,7 +16,12 @@ from functools import cached_property, lru_cache
 
 from grammarkit.analysis.charset import END, CharSet
 from grammarkit.analysis.graph import is_cyclic, strongly_connected_components
-from grammarkit.analysis.properties import ExprGraph, GrammarProperties, class_charset
+from grammarkit.analysis.properties import (
+    SMALL_CLASS,
+    ExprGraph,
+    GrammarProperties,
+    class_charset,
+)
 from grammarkit.diagnostics import Diagnostic, Severity, warning
 from grammarkit.ebnf import ast
 from grammarkit.ebnf.escapes import class_char, decode_escape
@@ -266,7 +271,9 @@ def _whitespace_only(expr: ast.Expr) -> bool:
             if not node.value or not _WHITESPACE_CHARS.issuperset(node.value):
                 return False
         elif isinstance(node, ast.CharClass):
-            if not _whitespace_class(node.ranges, node.negated):
+            check = _cached_whitespace_class if len(node.ranges) <= SMALL_CLASS else (
+                _whitespace_class)
+            if not check(node.ranges, node.negated):
                 return False
         else:
             return False
@@ -276,11 +283,13 @@ def _whitespace_only(expr: ast.Expr) -> bool:
 _WHITESPACE_CHARS = frozenset(" \t\n\r")
 
 
-@lru_cache(maxsize=1024)
 def _whitespace_class(ranges: tuple[tuple[int, int], ...], negated: bool) -> bool:
     """Whether a class matches something, and only whitespace."""
     members = class_charset(ast.CharClass(ranges, negated))
     return bool(members) and members.is_subset(WHITESPACE)
+
+
+_cached_whitespace_class = lru_cache(maxsize=1024)(_whitespace_class)
 
 
 class _WhitespaceLoops:

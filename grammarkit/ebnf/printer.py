@@ -284,12 +284,23 @@ def _macro(name: str, tags: list[str], loop: bool, excludes: str, exclude_count:
     return f"{name}({', '.join(arguments)})"
 
 
-@lru_cache(maxsize=4096)
 def _char_class(ranges: tuple[tuple[int, int], ...], negated: bool) -> str:
+    if len(ranges) <= _SMALL_CLASS:  # grammars repeat small classes; huge ones stay uncached
+        return _cached_char_class(ranges, negated)
+    return _spell_char_class(ranges, negated)
+
+
+_SMALL_CLASS = 64
+
+
+def _spell_char_class(ranges: tuple[tuple[int, int], ...], negated: bool) -> str:
     parts = []
     for low, high in ranges:
         parts.append(class_char(low) if low == high else f"{class_char(low)}-{class_char(high)}")
     return f"[{'^' if negated else ''}{''.join(parts)}]"
+
+
+_cached_char_class = lru_cache(maxsize=4096)(_spell_char_class)
 
 
 def _attributes(rule: Rule) -> str:
