@@ -98,7 +98,7 @@ class StateAutomaton:
     def __init__(self, core: EarleyCore, index: TokenIndex, partition: TokenPartition):
         self.core = core
         self._index = index
-        self._partition = partition
+        self.partition = partition
         self.horizon = int(index.columns.shape[0]) + 1
         """Bytes a key must keep exact: one more than the longest token."""
         self._signatures: dict[tuple[int, tuple[tuple[int, int], ...], Follow | None], int] = {}
@@ -205,15 +205,24 @@ class StateAutomaton:
         """Fill the table entries of ``number`` for every byte of ``byte``'s class."""
         after = self.core.advance(self._states[number], bytes((byte,)))
         target = -1 if after is None else self.number(after)
-        self._table[number, self._partition.same_class[byte]] = target
+        self._table[number, self.partition.same_class[byte]] = target
 
     # -- walks -----------------------------------------------------------------------------------
     def walk(self, start: int, ranks: npt.NDArray[np.int64]) -> Walk:
         """Run the tokens ``ranks`` from state number ``start``."""
-        partition = self._partition
+        partition = self.partition
         walk = self._walk_each(start, partition.representatives(ranks))
         return Walk(partition.members(walk.accepted, ranks),
                     partition.members(walk.open_failed, ranks), walk.arrived)
+
+    def walk_representatives(self, start: int, representatives: npt.NDArray[np.int64]) -> Walk:
+        """Run only the given representatives of the partition's groups (see :meth:`walk`)."""
+        return self._walk_each(start, representatives)
+
+    def tokens_starting_with(self, first_bytes: npt.NDArray[np.bool_]) -> int:
+        """How many tokens start with a byte set in ``first_bytes``."""
+        starts = self._index.first_byte_starts
+        return int((starts[1:] - starts[:-1])[first_bytes].sum())
 
     def _walk_each(self, start: int, ranks: npt.NDArray[np.int64]) -> Walk:
         if len(self._states) > MAX_STATES:

@@ -38,6 +38,7 @@ from grammarkit.decode.bitmask import Words, set_bits
 from grammarkit.decode.earley_core import Frame
 from grammarkit.decode.state_automaton import Follow, StateAutomaton
 from grammarkit.decode.token_index import TokenIndex
+from grammarkit.decode.token_partition import DIRECT_RANKS
 
 
 @dataclass(frozen=True, eq=False)
@@ -98,13 +99,23 @@ class TokenClassifier:
         """The classification of every ordinary token from the context ``group``."""
         found = self._cache.get(group)
         if found is None:
-            local = self._automaton.local(*group)
-            ranks = self._index.starting_with(self._automaton.first_bytes(local))
-            walk = self._automaton.walk(local, ranks)
-            words = np.zeros_like(self._index.ordinary_words)
-            set_bits(words, self._index.ids[walk.accepted])
+            automaton, index = self._automaton, self._index
+            local = automaton.local(*group)
+            first = automaton.first_bytes(local)
+            partition = automaton.partition
+            if partition.is_grouped or automaton.tokens_starting_with(first) > DIRECT_RANKS:
+                # whole groups, found by their first byte class: no pass over their tokens
+                walk = automaton.walk_representatives(
+                    local, partition.representative[partition.groups_starting_with(first)])
+                accepted = partition.member_ranks(partition.group_of[walk.accepted])
+                failed = partition.member_ranks(partition.group_of[walk.open_failed])
+            else:
+                walk = automaton.walk(local, index.starting_with(first))
+                accepted, failed = walk.accepted, walk.open_failed
+            words = np.zeros_like(index.ordinary_words)
+            set_bits(words, index.ids[accepted])
             words.setflags(write=False)
-            uncertain = np.sort(walk.open_failed)
+            uncertain = np.sort(failed)
             uncertain.setflags(write=False)
             found = self._cache[group] = TokenClasses(words, uncertain)
         return found

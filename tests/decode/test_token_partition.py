@@ -104,3 +104,20 @@ def test_walks_before_the_groups_exist_agree_with_grouped_walks(qwen36: Vocabula
         walks.append(sorted(walk.accepted.tolist()))
         assert partition.is_grouped == grouped
     assert walks[0] == walks[1] and len(walks[0]) > 100
+
+
+@pytest.mark.parametrize("first_bytes", [b"0123456789", b" (", b"abcXYZ_", bytes(range(256))])
+def test_groups_by_first_byte_hold_exactly_the_tokens_starting_with_it(
+        qwen36: Vocabulary, first_bytes: bytes) -> None:
+    compiled = Grammar.from_ebnf(ARITHMETIC).compiled
+    index = token_index(qwen36)
+    partition = token_partition(compiled, index)
+    first = np.zeros(256, dtype=np.bool_)
+    for byte in first_bytes:  # widened to whole classes, as every byte row is
+        first[partition.same_class[byte]] = True
+    groups = partition.groups_starting_with(first)
+    assert len(set(groups.tolist())) == len(groups)
+    members = partition.member_ranks(groups)
+    assert sorted(members.tolist()) == index.starting_with(first).tolist()
+    assert np.array_equal(np.unique(partition.group_of[members]), np.sort(groups))
+    assert len(partition.member_ranks(groups[:0])) == 0
