@@ -230,7 +230,7 @@ def _dense_ids(keys: npt.NDArray[np.int64]) -> npt.NDArray[np.int64]:
     """Equal keys get equal ids, numbered from 0."""
     if not len(keys):
         return keys
-    order = np.argsort(keys)
+    order = np.argsort(keys, kind="stable")  # keys of byte-sorted tokens: runs to merge
     ordered = keys[order]
     starts = np.empty(len(keys), dtype=np.bool_)
     starts[0] = True
