@@ -140,6 +140,11 @@ class TokenPartition:
         shift = np.repeat(first - (ends - counts), counts)
         return layout.members[np.arange(int(ends[-1]), dtype=np.int64) + shift]
 
+    def group_sizes(self, groups: npt.NDArray[np.int64]) -> npt.NDArray[np.int64]:
+        """How many tokens each of ``groups`` holds."""
+        starts = self._grouped_layout().member_starts
+        return starts[groups + 1] - starts[groups]
+
     def _grouped_layout(self) -> _GroupLayout:
         if self._layout is None:
             group_of, representative = self._grouped()
