@@ -142,10 +142,11 @@ class TokenClassifier:
         the share of the tokens that end in a state holding each."""
         if not len(arrived):
             return ()
-        numbers, inverse = np.unique(arrived, return_inverse=True)
-        counts = np.bincount(inverse, weights=weights) / weights.sum()
+        counts = np.bincount(arrived, weights=weights)
+        numbers = np.flatnonzero(counts)
+        shares = counts[numbers] / weights.sum()
         found: dict[Context, float] = {}
-        for number, share in zip(numbers.tolist(), counts.tolist(), strict=True):
+        for number, share in zip(numbers.tolist(), shares.tolist(), strict=True):
             for frame, config in classified_groups(self._automaton.state(number)):
                 context = self.context(frame, config)
                 found[context] = found.get(context, 0.0) + share

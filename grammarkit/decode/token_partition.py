@@ -86,6 +86,7 @@ class TokenPartition:
         self._groups = groups
         self._marks = np.zeros(0 if groups is None else len(groups[1]), dtype=np.bool_)
         self._layout: _GroupLayout | None = None
+        self._class_sets: npt.NDArray[np.uint64] | None = None
 
     @property
     def is_grouped(self) -> bool:
@@ -139,6 +140,14 @@ class TokenPartition:
         ends = np.cumsum(counts)
         shift = np.repeat(first - (ends - counts), counts)
         return layout.members[np.arange(int(ends[-1]), dtype=np.int64) + shift]
+
+    @property
+    def class_sets(self) -> npt.NDArray[np.uint64] | None:
+        """Per rank, the byte classes its token holds (bit ``c`` for class ``c``); ``None``
+        when the grammar has more than 64 byte classes. Computed on first use."""
+        if self._class_sets is None and int(self.classes.max()) < 64:
+            self._class_sets = _class_sets(self.classes, self._index)
+        return self._class_sets
 
     def group_sizes(self, groups: npt.NDArray[np.int64]) -> npt.NDArray[np.int64]:
         """How many tokens each of ``groups`` holds."""
@@ -195,6 +204,18 @@ class _GroupLayout:
     def nbytes(self) -> int:
         return int(self.by_first_class.nbytes + self.class_starts.nbytes + self.members.nbytes
                    + self.member_starts.nbytes)
+
+
+def _class_sets(classes: npt.NDArray[np.int64], index: TokenIndex) -> npt.NDArray[np.uint64]:
+    bits = np.left_shift(np.uint64(1), classes.astype(np.uint64))
+    by_length = np.argsort(-index.lengths, kind="stable")
+    longer = np.searchsorted(-index.lengths[by_length], -np.arange(index.columns.shape[0]),
+                             side="left")  # longer[k]: how many tokens have more than k bytes
+    sets = np.zeros(index.num_tokens, dtype=np.uint64)
+    for k, column in enumerate(index.columns):
+        alive = by_length[: longer[k]]
+        sets[alive] |= bits[column[alive]]
+    return sets
 
 
 def _group_tokens(classes: npt.NDArray[np.int64],
