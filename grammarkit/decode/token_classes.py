@@ -24,7 +24,8 @@ every token like ``abc(`` uncertain (the identifier ends inside it), about 100k 
 
 The decoder allows the union of the accepted sets of a state's groups and runs the full parser
 only on the union of their uncertain sets. A context is classified the first time a mask needs
-it (or read back from the disk cache, :mod:`grammarkit.decode.engine_cache`).
+it, or earlier when a random walk likely meets it (:meth:`TokenClassifier.classify_likely`), or
+it is read back from the disk cache (:mod:`grammarkit.decode.engine_cache`).
 """
 
 from __future__ import annotations
