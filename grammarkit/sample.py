@@ -26,6 +26,7 @@ from __future__ import annotations
 import itertools
 import math
 import random
+from collections import deque
 from collections.abc import Callable, Iterator
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any, Protocol
@@ -517,7 +518,16 @@ def samples(grammar: Grammar, seed: int = 0, max_length: int = 64, *,
 
 
 def why_no_samples(grammar: Grammar) -> Diagnostic:
-    """Why :func:`sample` gives no sentence of ``grammar``: GK355, GK356, GK357 or GK358."""
+    """Why :func:`sample` gives no sentence of ``grammar``: GK355, GK356, GK357 or GK358,
+    located at the root rule's name when the grammar has a source text."""
+    found = _why_no_samples(grammar)
+    root = grammar.ast.rule_map().get(grammar.root)
+    if grammar.source is None or root is None or root.name_span is None:
+        return found
+    return replace(found, span=root.name_span).with_source(grammar.source)
+
+
+def _why_no_samples(grammar: Grammar) -> Diagnostic:
     deriver = Deriver(grammar)
     shortest = deriver.shortest
     if shortest == INFINITE:
@@ -525,8 +535,9 @@ def why_no_samples(grammar: Grammar) -> Diagnostic:
         if with_tokens.get(id(deriver.rules[grammar.root].body), INFINITE) < INFINITE:
             return error("GK355", "every sentence of the grammar needs a token id "
                          "(`Token(...)`) that no text can spell", None,
-                         "preview it at the token level: `grammarkit sample GRAMMAR "
-                         "--tokenizer tokenizer.json`")
+                         "preview it at the token level, with a vocabulary: "
+                         "`grammarkit sample GRAMMAR --tokenizer tokenizer.json` on the command "
+                         "line, `grammarkit.generate(grammar, prompt, vocab=...)` in Python")
         return error("GK357", f"rule `{grammar.root}` has no finite derivation: the grammar "
                      "has no sentence", None,
                      "give every recursive rule an alternative that ends")
@@ -545,22 +556,34 @@ def _minimal_derivations(rules: dict[str, ast.Rule], expand: Expand, tokens: boo
     """For every expression node (by ``id``): its smallest derivation's size and length.
 
     Sizes are numbers of expansion steps (``inf``: no finite derivation); lengths count
-    characters. Computed as a fixpoint over the rules, each body traversed iteratively.
+    characters. Computed as a fixpoint over the rules with a worklist: a rule is measured
+    again only when a rule it references got smaller (linear on a chain of rules, where
+    sweeping over all rules until nothing changes is quadratic), each body iteratively.
     ``tokens``: count ``Token(...)`` as derivable (it is, by a token id, not by text).
     """
     rule_size: dict[str, float] = {name: INFINITE for name in rules}
     rule_length: dict[str, float] = {name: INFINITE for name in rules}
     size: dict[int, float] = {}
     length: dict[int, float] = {}
-    changed = True
-    while changed:
-        changed = False
-        for name, rule in rules.items():
-            _measure(rule.body, rules, rule_size, rule_length, size, length, expand, tokens)
-            new = (size[id(rule.body)], length[id(rule.body)])
-            if new != (rule_size[name], rule_length[name]):
-                rule_size[name], rule_length[name] = new
-                changed = True
+    referrers: dict[str, dict[str, None]] = {name: {} for name in rules}  # ordered sets
+    for name, rule in rules.items():
+        for referenced, _ in ast.referenced_rules(rule.body):
+            if referenced in referrers:
+                referrers[referenced][name] = None
+    pending = deque(rules)
+    queued = set(rules)
+    while pending:
+        name = pending.popleft()
+        queued.discard(name)
+        body = rules[name].body
+        _measure(body, rules, rule_size, rule_length, size, length, expand, tokens)
+        new = (size[id(body)], length[id(body)])
+        if new != (rule_size[name], rule_length[name]):
+            rule_size[name], rule_length[name] = new
+            for referrer in referrers[name]:
+                if referrer not in queued:
+                    pending.append(referrer)
+                    queued.add(referrer)
     return size, length
 
 
