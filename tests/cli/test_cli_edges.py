@@ -89,6 +89,24 @@ def test_output_to_a_stream_is_written_as_a_stream(tmp_path: Path) -> None:
     assert fifo.exists() and stat.S_ISFIFO(fifo.stat().st_mode)  # not replaced by a file
 
 
+def test_fmt_never_writes_a_text_that_parses_to_other_rules(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The round trip guards every write (and every patch); ``--check`` writes nothing."""
+    from grammarkit.ebnf import printer
+
+    path = tmp_path / "g.ebnf"
+    path.write_text('root ::= "a"|"b"\n')
+    monkeypatch.setattr(printer, "print_grammar", lambda grammar, text=None: 'root ::= "c"\n')
+    for options in ([], ["--diff"]):
+        result = run(["fmt", *options, str(path)])
+        assert result.exit_code == 1
+        assert "would change its rules" in result.stderr
+    assert path.read_text() == 'root ::= "a"|"b"\n'
+    result = run(["fmt", "--check", str(path)])
+    assert result.exit_code == 1 and "would reformat" in result.stderr
+
+
 def test_fmt_diff_without_a_final_newline_is_a_valid_patch(tmp_path: Path) -> None:
     path = tmp_path / "g.ebnf"
     path.write_text('root ::= "a"|"b"')
