@@ -38,6 +38,7 @@ import weakref
 from collections import deque
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
+from typing import TypeAlias
 
 from grammarkit.automata import utf8
 from grammarkit.automata.compiled import CompiledGrammar
@@ -62,6 +63,9 @@ DEFAULT_TIMEOUT = 60.0
 
 _DEADLINE_EVERY = 4096
 """Completion steps between two looks at the clock."""
+
+_WIDE_GROUPS = 32
+"""Whole-input scans with more origin groups than this at once continue on :class:`_WideScan`."""
 
 
 class MatchTimeout(TimeoutError):
@@ -120,6 +124,11 @@ class ParseState:
     groups: tuple[tuple[Frame, int], ...]
 
 
+History: TypeAlias = deque[tuple[int, dict[Frame, int] | int]]
+"""Recent ``(position, items)`` of a scan, for explanations: the main engine's groups, or
+(after :class:`_WideScan` took over) the configuration of all item states."""
+
+
 @dataclass(frozen=True)
 class Explanation:
     """Why an input does not match: where matching stopped and what would have continued it.
@@ -176,9 +185,9 @@ class Recognizer:
 
     def advance(self, state: ParseState, data: bytes) -> ParseState | None:
         """The state after ``data`` follows ``state``, or ``None`` if the grammar rejects it."""
-        position, groups, failed = self._run(self._tables, data, state.position,
-                                             dict(state.groups), None)
-        if failed:
+        position, groups, outcome = self._run(self._tables, data, state.position,
+                                              dict(state.groups), None)
+        if outcome == _FAILED:
             return None
         return ParseState(position, tuple(groups.items()))
 
@@ -196,8 +205,8 @@ class Recognizer:
         MatchTimeout
             If deciding takes longer than ``timeout`` seconds (``None``: no limit).
         """
-        tables, _, groups, failed = self._scan(data, None, timeout)
-        return not failed and any(tables.accepting[config] for config in groups.values())
+        tables, _, config, failed = self._scan(data, None, timeout)
+        return not failed and tables.accepting[config]
 
     def explain(self, data: bytes, timeout: float | None = DEFAULT_TIMEOUT
                 ) -> Explanation | None:
@@ -208,26 +217,30 @@ class Recognizer:
         MatchTimeout
             If deciding takes longer than ``timeout`` seconds (``None``: no limit).
         """
-        history: deque[tuple[int, dict[Frame, int]]] = deque(maxlen=8)
-        tables, position, groups, failed = self._scan(data, history, timeout)
-        if not failed and any(tables.accepting[config] for config in groups.values()):
+        history: History = deque(maxlen=8)
+        tables, position, config, failed = self._scan(data, history, timeout)
+        if not failed and tables.accepting[config]:
             return None
         offset = utf8.char_start(data, position)
-        for recorded, recorded_groups in reversed(history):
+        for recorded, items in reversed(history):
             if recorded <= offset:
-                groups = recorded_groups
+                config = items if isinstance(items, int) else tables.merged(items.values())
                 break
-        expected = tables.describe_expected(tables.merged(groups.values()))
+        expected = tables.describe_expected(config)
         return _explanation(data, offset, expected)
 
-    def _scan(self, data: bytes, history: deque[tuple[int, dict[Frame, int]]] | None,
-              timeout: float | None) -> tuple[_Tables, int, dict[Frame, int], bool]:
+    def _scan(self, data: bytes, history: History | None, timeout: float | None
+              ) -> tuple[_Tables, int, int, bool]:
         """Run over all of ``data`` in chunks, keeping the memo tables bounded.
+
+        Returns ``(tables, position, configuration of all item states, failed)``.
 
         When the shared tables hold more than :data:`_MAX_CONFIGS` configurations (inputs that
         drive a nondeterministic rule through ever new state sets), the rest of the input runs
         on private tables, rebuilt from the live state whenever they grow as large. Chunks end on
-        character boundaries, so explanations never need a state from before a rebuild.
+        character boundaries, so explanations never need a state from before a rebuild. When
+        more than :data:`_WIDE_GROUPS` origins are live at once (an ambiguous grammar), the rest
+        of the input runs on :class:`_WideScan`.
         """
         tables = self._tables
         groups = dict(self.initial().groups)
@@ -239,12 +252,17 @@ class Recognizer:
         while True:
             stop = _chunk_end(data, position + _CHUNK)
             try:
-                position, groups, failed = self._run(tables, view[position:stop], position,
-                                                     groups, history, deadline)
+                position, groups, outcome = self._run(tables, view[position:stop], position,
+                                                      groups, history, deadline, _WIDE_GROUPS)
+                if outcome == _WIDENED:
+                    wide = _WideScan(tables, groups)
+                    position, failed = wide.run(data, position, history, deadline)
+                    return tables, position, wide.config(), failed
             except _Expired as expired:
                 raise MatchTimeout(timeout or 0.0, expired.position, len(data)) from None
+            failed = outcome == _FAILED
             if failed or position >= len(data):
-                return tables, position, groups, failed
+                return tables, position, tables.merged(groups.values()), failed
             if deadline is not None and time.perf_counter() > deadline:
                 raise MatchTimeout(timeout or 0.0, position, len(data))
             if len(tables.configs) > _MAX_CONFIGS:
@@ -256,13 +274,15 @@ class Recognizer:
     # -- the engine ------------------------------------------------------------------------------
     @staticmethod
     def _run(tables: _Tables, data: bytes | memoryview, position: int, groups: dict[Frame, int],
-             history: deque[tuple[int, dict[Frame, int]]] | None, deadline: float | None = None
-             ) -> tuple[int, dict[Frame, int], bool]:
+             history: History | None, deadline: float | None = None, wide: int | None = None
+             ) -> tuple[int, dict[Frame, int], int]:
         """Scan ``data``, which starts at ``position``, from ``groups``.
 
-        Returns ``(position, groups, failed)``: on failure, the position of the byte that could
-        not be scanned and the groups before it. Raises :class:`_Expired` once past
-        ``deadline`` (a ``time.perf_counter()`` value), checked where many groups complete.
+        Returns ``(position, groups, outcome)``: :data:`_SCANNED` at the end of ``data``;
+        :data:`_FAILED` with the position of the byte that could not be scanned and the groups
+        before it; :data:`_WIDENED` as soon as completions leave more than ``wide`` groups.
+        Raises :class:`_Expired` once past ``deadline`` (a ``time.perf_counter()`` value),
+        checked where many groups complete.
         """
         rows = tables.rows
         inert = tables.inert
@@ -276,7 +296,7 @@ class Recognizer:
             if history is not None:
                 history.append((position, groups))
             if position >= end:
-                return position, groups, False
+                return position, groups, _SCANNED
             if skip is not None:
                 match = skip.match(data, position - offset)
                 if match is not None:
@@ -288,7 +308,7 @@ class Recognizer:
                     if history is not None:
                         history.append((position, groups))
                     if position >= end:
-                        return position, groups, False
+                        return position, groups, _SCANNED
             byte = data[position - offset]
             kernel: dict[Frame, int] = {}
             all_inert = True
@@ -306,7 +326,7 @@ class Recognizer:
                     if all_inert and not inert[target]:
                         all_inert = False
             if not kernel:
-                return position, groups, True
+                return position, groups, _FAILED
             position += 1
             caller = None
             single = len(kernel) == 1
@@ -349,6 +369,8 @@ class Recognizer:
                 if predicted >= 0:
                     groups[Frame(position, tuple(groups.items()), predicted)] = predicted
                 skip = None
+                if wide is not None and len(groups) > wide:
+                    return position, groups, _WIDENED
             else:
                 try:
                     groups = tables.close(kernel, position, deadline)
@@ -356,6 +378,184 @@ class Recognizer:
                     expired.position = position
                     raise
                 skip = None
+                if wide is not None and len(groups) > wide:
+                    return position, groups, _WIDENED
+
+
+_SCANNED, _FAILED, _WIDENED = 0, 1, 2
+"""Outcomes of :meth:`Recognizer._run`."""
+
+
+class _WideScan:
+    """The rest of a whole-input scan where many origins are live: one bitset of them per state.
+
+    With an ambiguous grammar (``x ::= x x | "a"``) nearly every earlier position is the origin
+    of some item, and the main engine's per-origin groups complete the same rules once per
+    origin, in Python. Here the items of a position are ``{state: origins}``, the origins an
+    ``int`` used as a bitset over origin numbers. Completing a rule for a set of origins ORs,
+    per origin, the bitsets of the items waiting there; each item ``(state, origin)`` enters a
+    set once, only origins new to a final state are completed (so each ``(rule, origin)`` is
+    completed once per set), and calls of nullable rules are stepped over at once (Aycock &
+    Horspool), so an origin never completes where it starts. Time is cubic in the input length
+    at worst, as for Earley's algorithm, with a small constant.
+
+    The scan starts from the main engine's groups: their frames become origins, whose waiting
+    items are read from their ``parents`` and ``own`` configurations.
+    """
+
+    def __init__(self, tables: _Tables, groups: dict[Frame, int]):
+        self.tables = tables
+        self.frame_ids: dict[Frame, int] = {}
+        # per origin number: a frame of the main engine, or the items of a position scanned
+        # here, until its waiting items are computed (then None)
+        self.origins: list[Frame | dict[int, int] | None] = []
+        self.waits: list[dict[int, tuple[tuple[int, int], ...]] | None] = []
+        self.rows: dict[int, list[int]] = {}
+        self.items: dict[int, int] = {}
+        for frame, config in groups.items():
+            bit = 1 << self._frame_id(frame)
+            for state in tables.configs[config]:
+                self.items[state] = self.items.get(state, 0) | bit
+
+    def config(self) -> int:
+        """The configuration of the current items' states."""
+        return self.tables.closed_config(self.items)
+
+    def run(self, data: bytes, start: int, history: History | None,
+            deadline: float | None) -> tuple[int, bool]:
+        """Scan ``data`` from ``start`` to its end: ``(position, failed)``.
+
+        On failure, ``position`` is that of the byte that could not be scanned and ``items``
+        those before it. Raises :class:`_Expired` once past ``deadline``.
+        """
+        for position in range(start, len(data)):
+            if history is not None:
+                history.append((position, self.config()))
+            if deadline is not None and time.perf_counter() > deadline:
+                expired = _Expired()
+                expired.position = position
+                raise expired
+            kernel: dict[int, int] = {}
+            byte = data[position]
+            for state, origins in self.items.items():
+                target = self._row(state)[byte]
+                if target >= 0:
+                    kernel[target] = kernel.get(target, 0) | origins
+            if not kernel:
+                return position, True
+            own = len(self.origins)
+            self.origins.append(None)
+            self.waits.append(None)
+            try:
+                self.items = self._close(kernel, own, deadline)
+            except _Expired as expired:
+                expired.position = position + 1
+                raise
+            self.origins[own] = self.items
+        if history is not None:
+            history.append((len(data), self.config()))
+        return len(data), False
+
+    def _close(self, kernel: dict[int, int], own: int, deadline: float | None
+               ) -> dict[int, int]:
+        """The items of the position numbered ``own``, from the items just scanned there."""
+        tables = self.tables
+        g = tables.g
+        closure_of, predict_of = tables._closure_of, tables._predict_of
+        finals, state_rule, call_edges = g.finals, g.state_rule, g.call_edges
+        pseudo_rule = tables.pseudo_rule
+        not_own = ~(1 << own)
+        items: dict[int, int] = {}
+        predicted: set[int] = set()
+        predicting: set[int] = set()
+        pending = list(kernel.items())
+        countdown = _DEADLINE_EVERY
+        while pending:
+            start, origins = pending.pop()
+            for state in closure_of(start):
+                old = items.get(state, 0)
+                new = origins & ~old
+                if not new:
+                    continue
+                items[state] = old | new
+                if state in finals and state_rule[state] != pseudo_rule:
+                    new &= not_own  # completions at their origin: nullable calls, stepped over
+                    if new:
+                        indices = _bit_indices(new)
+                        countdown -= len(indices)
+                        if countdown <= 0:
+                            countdown = _DEADLINE_EVERY
+                            if deadline is not None and time.perf_counter() > deadline:
+                                raise _Expired
+                        pending.extend(self._completed(state_rule[state], indices).items())
+                if state not in predicting and call_edges[state]:
+                    predicting.add(state)
+                    predicted |= predict_of(state)
+        bit = 1 << own
+        for state in predicted:
+            items[state] = items.get(state, 0) | bit
+        return items
+
+    def _completed(self, rule: int, origins: list[int]) -> dict[int, int]:
+        """Where items continue once ``rule`` completes for each of ``origins``."""
+        targets: dict[int, int] = {}
+        waits = self.waits
+        for origin in origins:
+            waiting = waits[origin]
+            if waiting is None:
+                waiting = waits[origin] = self._waiting(origin)
+            for target, bits in waiting.get(rule, ()):
+                targets[target] = targets.get(target, 0) | bits
+        return targets
+
+    def _waiting(self, origin: int) -> dict[int, tuple[tuple[int, int], ...]]:
+        """Per rule, the ``(state after the call, origins)`` of the items calling it at
+        ``origin``."""
+        source = self.origins[origin]
+        self.origins[origin] = None
+        configs = self.tables.configs
+        call_edges = self.tables.g.call_edges
+        targets: dict[int, dict[int, int]] = {}
+        calling: list[tuple[Iterable[int], int]]
+        if isinstance(source, Frame):
+            calling = [(configs[config], 1 << self._frame_id(parent))
+                       for parent, config in source.parents]
+            calling.append((configs[source.own], 1 << origin))
+        else:
+            assert source is not None
+            calling = [((state,), bits) for state, bits in source.items()]
+        for states, bits in calling:
+            for state in states:
+                for rule, target in call_edges[state]:
+                    per_rule = targets.setdefault(rule, {})
+                    per_rule[target] = per_rule.get(target, 0) | bits
+        return {rule: tuple(found.items()) for rule, found in targets.items()}
+
+    def _frame_id(self, frame: Frame) -> int:
+        found = self.frame_ids.get(frame)
+        if found is None:
+            found = self.frame_ids[frame] = len(self.origins)
+            self.origins.append(frame)
+            self.waits.append(None)
+        return found
+
+    def _row(self, state: int) -> list[int]:
+        """The state each byte leads ``state`` to (``-1``: none)."""
+        row = self.rows.get(state)
+        if row is None:
+            row = self.rows[state] = [-1] * 256
+            for lo, hi, target in self.tables.g.byte_edges[state]:
+                row[lo:hi + 1] = [target] * (hi + 1 - lo)
+        return row
+
+
+def _bit_indices(bits: int) -> list[int]:
+    """The indices of the set bits of ``bits`` (non-negative)."""
+    if not bits & (bits - 1):
+        return [bits.bit_length() - 1] if bits else []
+    digits = bin(bits)
+    top = len(digits) - 3
+    return [top - index for index, digit in enumerate(digits[2:]) if digit == "1"]
 
 
 class _Tables:
