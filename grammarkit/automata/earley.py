@@ -38,6 +38,9 @@ import weakref
 from collections import deque
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
+from functools import reduce
+from itertools import repeat
+from operator import or_
 from typing import TypeAlias
 
 from grammarkit.automata import utf8
@@ -407,9 +410,11 @@ class _WideScan:
         self.tables = tables
         self.frame_ids: dict[Frame, int] = {}
         # per origin number: a frame of the main engine, or the items of a position scanned
-        # here, until its waiting items are computed (then None)
+        # here, until its waiting items are loaded into ``waiting`` (then None)
         self.origins: list[Frame | dict[int, int] | None] = []
-        self.waits: list[dict[int, tuple[tuple[int, int], ...]] | None] = []
+        self.unloaded = 0  # bitset of the origins whose waiting items are not loaded yet
+        # per called rule and state after the call: origin number -> origins of those items
+        self.waiting: dict[int, dict[int, dict[int, int]]] = {}
         self.rows: dict[int, list[int]] = {}
         self.items: dict[int, int] = {}
         for frame, config in groups.items():
@@ -445,7 +450,7 @@ class _WideScan:
                 return position, True
             own = len(self.origins)
             self.origins.append(None)
-            self.waits.append(None)
+            self.unloaded |= 1 << own
             try:
                 self.items = self._close(kernel, own, deadline)
             except _Expired as expired:
@@ -481,13 +486,12 @@ class _WideScan:
                 if state in finals and state_rule[state] != pseudo_rule:
                     new &= not_own  # completions at their origin: nullable calls, stepped over
                     if new:
-                        indices = _bit_indices(new)
-                        countdown -= len(indices)
+                        countdown -= new.bit_count()
                         if countdown <= 0:
                             countdown = _DEADLINE_EVERY
                             if deadline is not None and time.perf_counter() > deadline:
                                 raise _Expired
-                        pending.extend(self._completed(state_rule[state], indices).items())
+                        pending.extend(self._completed(state_rule[state], new).items())
                 if state not in predicting and call_edges[state]:
                     predicting.add(state)
                     predicted |= predict_of(state)
@@ -496,26 +500,27 @@ class _WideScan:
             items[state] = items.get(state, 0) | bit
         return items
 
-    def _completed(self, rule: int, origins: list[int]) -> dict[int, int]:
-        """Where items continue once ``rule`` completes for each of ``origins``."""
-        targets: dict[int, int] = {}
-        waits = self.waits
-        for origin in origins:
-            waiting = waits[origin]
-            if waiting is None:
-                waiting = waits[origin] = self._waiting(origin)
-            for target, bits in waiting.get(rule, ()):
-                targets[target] = targets.get(target, 0) | bits
-        return targets
+    def _completed(self, rule: int, bits: int) -> dict[int, int]:
+        """Where items continue once ``rule`` completes for each of the origins in ``bits``."""
+        if self.unloaded & bits:
+            for origin in _bit_indices(self.unloaded & bits):
+                self._load(origin)
+        origins = _bit_indices(bits)
+        found = {}
+        for target, column in self.waiting.get(rule, {}).items():
+            targets = reduce(or_, map(column.get, origins, repeat(0)), 0)
+            if targets:
+                found[target] = targets
+        return found
 
-    def _waiting(self, origin: int) -> dict[int, tuple[tuple[int, int], ...]]:
-        """Per rule, the ``(state after the call, origins)`` of the items calling it at
-        ``origin``."""
+    def _load(self, origin: int) -> None:
+        """Enter the items calling a rule at ``origin`` into ``waiting``."""
         source = self.origins[origin]
         self.origins[origin] = None
+        self.unloaded &= ~(1 << origin)
         configs = self.tables.configs
         call_edges = self.tables.g.call_edges
-        targets: dict[int, dict[int, int]] = {}
+        waiting = self.waiting
         calling: list[tuple[Iterable[int], int]]
         if isinstance(source, Frame):
             calling = [(configs[config], 1 << self._frame_id(parent))
@@ -527,16 +532,15 @@ class _WideScan:
         for states, bits in calling:
             for state in states:
                 for rule, target in call_edges[state]:
-                    per_rule = targets.setdefault(rule, {})
-                    per_rule[target] = per_rule.get(target, 0) | bits
-        return {rule: tuple(found.items()) for rule, found in targets.items()}
+                    column = waiting.setdefault(rule, {}).setdefault(target, {})
+                    column[origin] = column.get(origin, 0) | bits
 
     def _frame_id(self, frame: Frame) -> int:
         found = self.frame_ids.get(frame)
         if found is None:
             found = self.frame_ids[frame] = len(self.origins)
             self.origins.append(frame)
-            self.waits.append(None)
+            self.unloaded |= 1 << found
         return found
 
     def _row(self, state: int) -> list[int]:
@@ -550,12 +554,14 @@ class _WideScan:
 
 
 def _bit_indices(bits: int) -> list[int]:
-    """The indices of the set bits of ``bits`` (non-negative)."""
+    """The indices of the set bits of ``bits`` (non-negative), in increasing order."""
     if not bits & (bits - 1):
         return [bits.bit_length() - 1] if bits else []
-    digits = bin(bits)
-    top = len(digits) - 3
-    return [top - index for index, digit in enumerate(digits[2:]) if digit == "1"]
+    import numpy as np  # lazily, as everywhere in the automata (a core dependency)
+
+    packed = np.frombuffer(bits.to_bytes((bits.bit_length() + 7) // 8, "little"), np.uint8)
+    indices: list[int] = np.flatnonzero(np.unpackbits(packed, bitorder="little")).tolist()
+    return indices
 
 
 class _Tables:
