@@ -32,11 +32,13 @@ must be derived from the root; ``Token``/``ExcludeToken`` edges match no bytes.
 """
 from __future__ import annotations
 
+import gc
 import re
 import time
 import weakref
 from collections import deque
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass
 from functools import reduce
 from itertools import repeat
@@ -66,6 +68,9 @@ DEFAULT_TIMEOUT = 60.0
 
 _DEADLINE_EVERY = 4096
 """Completion steps between two looks at the clock."""
+
+_SHAPED_PARENTS = 2
+"""Completions of frames with at most this many parents are memoized by shape, not per frame."""
 
 _WIDE_GROUPS = 32
 """Whole-input scans with more origin groups than this at once continue on :class:`_WideScan`."""
@@ -112,8 +117,9 @@ class Frame:
         self.position = position
         self.parents = parents
         self.own = own
-        self.waiting: dict[int, tuple[tuple[Frame | None, int], ...]] = {}
-        self.completed: dict[int, tuple[int, dict[Frame, int], int]] = {}
+        # memo tables, made on first use (most frames of a deep document never complete)
+        self.waiting: dict[int, tuple[tuple[Frame | None, int], ...]] | None = None
+        self.completed: dict[int, tuple[int, dict[Frame, int], int]] | None = None
 
     def __repr__(self) -> str:
         return f"Frame({self.position})"
@@ -245,6 +251,11 @@ class Recognizer:
         more than :data:`_WIDE_GROUPS` origins are live at once (an ambiguous grammar), the rest
         of the input runs on :class:`_WideScan`.
         """
+        with _collector_paused():
+            return self._scan_all(data, history, timeout)
+
+    def _scan_all(self, data: bytes, history: History | None, timeout: float | None
+                  ) -> tuple[_Tables, int, int, bool]:
         tables = self._tables
         groups = dict(self.initial().groups)
         if len(tables.configs) > _MAX_CONFIGS:
@@ -349,6 +360,13 @@ class Recognizer:
                 # the common shape: one group that calls rules, which start here
                 caller = frame
                 predicted = tables.predicted(config)
+                pushes = tables.push_pattern(config)
+                match = pushes.match(data, position - offset) if pushes is not None else None
+                if match is not None:  # opening brackets of a deep document: a frame each
+                    stop = match.end() + offset
+                    for at in range(position, stop):
+                        caller = Frame(at, ((caller, config),), predicted)
+                    position = stop
                 groups = {caller: config,
                           Frame(position, ((caller, config),), predicted): predicted}
                 skip = tables.stable_pattern(config)
@@ -370,7 +388,7 @@ class Recognizer:
                 groups = dict(others)
                 groups[frame] = own
                 if predicted >= 0:
-                    groups[Frame(position, tuple(groups.items()), predicted)] = predicted
+                    groups[Frame(position, tables.callers(groups), predicted)] = predicted
                 skip = None
                 if wide is not None and len(groups) > wide:
                     return position, groups, _WIDENED
@@ -591,9 +609,11 @@ class _Tables:
         self._differences: dict[tuple[int, int], int] = {}
         self._loops: dict[int | tuple[int, ...], re.Pattern[bytes] | None] = {}
         self._stable: dict[int, re.Pattern[bytes] | None] = {}
+        self._pushes: dict[int, re.Pattern[bytes] | None] = {}
         self._counted: dict[int, _CountedRun | None] = {}
         self._first_bits: dict[int, int] = {}
         self._adds_nothing: dict[tuple[int, int], bool] = {}
+        self._shapes: dict[tuple[int, ...], tuple[int, tuple[tuple[int, int], ...], int]] = {}
 
     # -- configurations --------------------------------------------------------------------------
     def closed_config(self, states: Iterable[int]) -> int:
@@ -657,6 +677,16 @@ class _Tables:
             self._predicted[config] = found
         return found
 
+    def callers(self, groups: dict[Frame, int]) -> tuple[tuple[Frame, int], ...]:
+        """The groups that call rules: the parents of a frame predicted with them.
+
+        The others can never continue a rule started there; leaving them out keeps the
+        finished groups of a long run of closing brackets from chaining frames together.
+        """
+        predicted = self._predicted
+        return tuple((frame, config) for frame, config in groups.items()
+                     if predicted[config] != -1)
+
     def returns(self, config: int) -> dict[int, int]:
         """For each rule ``config`` calls: the configuration reached once it completes."""
         found = self._returns[config]
@@ -672,9 +702,15 @@ class _Tables:
     def waiting(self, frame: Frame, rule: int) -> tuple[tuple[Frame | None, int], ...]:
         """Where items continue when ``rule``, started at ``frame``, completes.
 
-        ``None`` stands for ``frame`` itself (so frames hold no reference cycles).
+        ``None`` stands for ``frame`` itself (so frames hold no reference cycles). Memoized on
+        frames with many parents only: the frames of a deep document's stack keep no tables.
         """
-        found = frame.waiting.get(rule)
+        memo = frame.waiting
+        if memo is None:
+            memo = {}
+            if len(frame.parents) > _SHAPED_PARENTS:
+                frame.waiting = memo
+        found = memo.get(rule)
         if found is None:
             entries: list[tuple[Frame | None, int]] = []
             for parent, config in frame.parents:
@@ -684,21 +720,57 @@ class _Tables:
             target = self.returns(frame.own).get(rule)
             if target is not None:
                 entries.append((None, target))
-            found = frame.waiting[rule] = tuple(entries)
+            found = memo[rule] = tuple(entries)
         return found
 
     def completed(self, frame: Frame, config: int, deadline: float | None = None
                   ) -> tuple[int, dict[Frame, int], int]:
-        """The group ``(frame, config)`` after completions, memoized on the frame.
+        """The group ``(frame, config)`` after completions.
 
         Returns ``(frame's configuration, other groups, predicted configuration or -1)``.
+        Memoized per *shape* (``config`` and the configurations of a frame with few parents)
+        where the result is the same for every frame of that shape, else on the frame.
         """
-        found = frame.completed.get(config)
+        parents = frame.parents
+        shape = None
+        if len(parents) <= _SHAPED_PARENTS:
+            shape = (config, frame.own, *[c for _, c in parents])
+            template = self._shapes.get(shape)
+            if template is not None:
+                own, placed, predicted = template
+                return own, {parents[i][0]: c for i, c in placed}, predicted
+        memo = frame.completed
+        if memo is None:
+            memo = frame.completed = {}
+        found = memo.get(config)
         if found is None:
             complete, predicted = self.complete({frame: config}, deadline)
             own = complete.pop(frame)  # kept apart: frames hold no reference cycles
-            found = frame.completed[config] = (own, complete, predicted)
+            found = memo[config] = (own, complete, predicted)
+            if shape is not None and self._remember_shape(shape, frame, found):
+                frame.completed = None
         return found
+
+    def _remember_shape(self, shape: tuple[int, ...], frame: Frame,
+                        found: tuple[int, dict[Frame, int], int]) -> bool:
+        """Keep a completion of ``frame`` for every frame of the same ``shape``.
+
+        Valid when it reached only ``frame``'s parents, and completed nothing there: then it
+        read no more than the configurations in ``shape`` (a deep document's closing brackets
+        each pop a frame of one shape). Returns whether it was kept.
+        """
+        own, others, predicted = found
+        placed = []
+        for index, (parent, _) in enumerate(frame.parents):
+            config = others.get(parent)
+            if config is not None:
+                if self.completes[config]:
+                    return False
+                placed.append((index, config))
+        if len(placed) != len(others):
+            return False
+        self._shapes[shape] = (own, tuple(placed), predicted)
+        return True
 
     def adds_nothing(self, own: int, config: int) -> bool:
         """Whether ``own`` is ``config`` plus states without edges (accepted completions)."""
@@ -746,7 +818,7 @@ class _Tables:
                         Frame(position, ((frame, config),), predicted): predicted}
         groups, predicted = self.complete(kernel, deadline)
         if predicted >= 0:
-            groups[Frame(position, tuple(groups.items()), predicted)] = predicted
+            groups[Frame(position, self.callers(groups), predicted)] = predicted
         return groups
 
     def complete(self, kernel: dict[Frame, int], deadline: float | None = None
@@ -860,6 +932,20 @@ class _Tables:
         allowed = {b for b in range(256) if row[b] == config and predicted_row[b] < 0}
         pattern = re.compile(_byte_class(allowed) + b"+") if allowed else None
         self._stable[config] = pattern
+        return pattern
+
+    def push_pattern(self, config: int) -> re.Pattern[bytes] | None:
+        """Bytes that only the rules ``config`` predicts can scan, and that lead them back to
+        ``config``: each starts the same rules one level deeper (``[`` in ``[[[[``)."""
+        if config in self._pushes:
+            return self._pushes[config]
+        predicted = self.predicted(config)
+        pattern = None
+        if predicted >= 0:
+            row, predicted_row = self._row(config), self._row(predicted)
+            allowed = {b for b in range(256) if row[b] < 0 and predicted_row[b] == config}
+            pattern = re.compile(_byte_class(allowed) + b"+") if allowed else None
+        self._pushes[config] = pattern
         return pattern
 
     def _cycles(self, config: int) -> re.Pattern[bytes] | None:
@@ -1062,6 +1148,24 @@ class _CountedRun:
 
 
 _TABLES: weakref.WeakKeyDictionary[CompiledGrammar, _Tables] = weakref.WeakKeyDictionary()
+
+
+@contextmanager
+def _collector_paused() -> Iterator[None]:
+    """Pause Python's cyclic garbage collector (if on) while a whole input is scanned.
+
+    A deep document keeps millions of frames alive, and each full collection walks all of them
+    (three times the scan's own work). Frames, groups and states hold no reference cycles, so
+    reference counting frees them; only other code's cyclic garbage waits until the scan ends.
+    """
+    paused = gc.isenabled()
+    if paused:
+        gc.disable()
+    try:
+        yield
+    finally:
+        if paused:
+            gc.enable()
 
 
 def _tables_for(compiled: CompiledGrammar) -> _Tables:
