@@ -39,6 +39,7 @@ class _Reduction:
     size: int
     spliced: tuple[bool, ...] | None  # per child: a helper list to splice (None: no helpers)
     action: Action | None  # None for Lark's `__x_star_n` helpers, whose value is their list
+    forwards: bool  # a one-child reduction whose value is that child: no call needed
 
 
 class SyntaxErrorAt(Exception):
@@ -101,41 +102,56 @@ class Parser:
                     ends.append(token.end)
                     break
                 rule: _Reduction = step  # type: ignore[assignment]
-                size = rule.size
-                children = values[-size:]
-                first, last = starts[-size], ends[-1]
-                del states[-size:], values[-size:], starts[-size:], ends[-size:]
-                if rule.spliced is not None:
-                    # a left-recursive helper grows its own list in place (linear, not quadratic)
-                    helper = rule.action is None
-                    flat: list[Any] = children[0] if helper and rule.spliced[0] else []
-                    for child, splice in zip(children, rule.spliced):
-                        if child is flat:
-                            continue
-                        if splice:
-                            flat.extend(child)
-                        else:
-                            flat.append(child)
-                    children = flat
                 build = rule.action
-                value = children if build is None else build(context, children, first, last)
-                goto = actions[states[-1]][rule.goto]
-                states.append(goto)  # type: ignore[arg-type]
-                values.append(value)
-                starts.append(first)
-                ends.append(last)
+                if rule.size == 1 and rule.spliced is None:
+                    # most reductions: rewrite the top of the stacks in place
+                    if rule.forwards:
+                        value = values[-1]
+                    elif build is None:
+                        value = [values[-1]]
+                    else:
+                        value = build(context, [values[-1]], starts[-1], ends[-1])
+                    goto = actions[states[-2]][rule.goto]  # a goto is always a state
+                    states[-1] = goto  # type: ignore[assignment]
+                    values[-1] = value
+                else:
+                    size = rule.size
+                    children = values[-size:]
+                    first, last = starts[-size], ends[-1]
+                    del states[-size:], values[-size:], starts[-size:], ends[-size:]
+                    if rule.spliced is not None:
+                        # a left-recursive helper grows its own list in place (not quadratic)
+                        flat: list[Any] = children[0] if build is None and rule.spliced[0] else []
+                        for child, splice in zip(children, rule.spliced):
+                            if child is flat:
+                                continue
+                            if splice:
+                                flat.extend(child)
+                            else:
+                                flat.append(child)
+                        children = flat
+                    value = children if build is None else build(context, children, first, last)
+                    goto = actions[states[-1]][rule.goto]
+                    states.append(goto)  # type: ignore[arg-type]
+                    values.append(value)
+                    starts.append(first)
+                    ends.append(last)
                 if kind == "$END" and goto == end_state:
                     return value
         raise AssertionError("unreachable: $END either reduces to the start rule or fails")
 
 
-def parser(actions: Mapping[str, Action]) -> Parser:
-    """A parser for ``syntax.lark`` whose reductions call ``actions[alias or rule name]``."""
-    return _parser(tuple(actions.items()))
+def parser(actions: Mapping[str, Action], forwarding: frozenset[str] = frozenset()) -> Parser:
+    """A parser for ``syntax.lark`` whose reductions call ``actions[alias or rule name]``.
+
+    A rule named in ``forwarding`` has, over a single child, that child as its value: the
+    driver skips the call there (``item: element`` without a quantifier, say).
+    """
+    return _parser(tuple(actions.items()), forwarding)
 
 
 @lru_cache(maxsize=4)
-def _parser(named_actions: tuple[tuple[str, Action], ...]) -> Parser:
+def _parser(named_actions: tuple[tuple[str, Action], ...], forwarding: frozenset[str]) -> Parser:
     """Lark computes the tables (and caches its analysis on disk, so this is fast)."""
     actions_by_name = dict(named_actions)
     source = resources.files("grammarkit.ebnf").joinpath("syntax.lark").read_text("utf-8")
@@ -150,11 +166,13 @@ def _parser(named_actions: tuple[tuple[str, Action], ...]) -> Parser:
             symbols = [s.name for s in rule.expansion]
             spliced = tuple(s.startswith("__") for s in symbols)
             helper = rule.origin.name.startswith("__")
+            name = rule.alias or rule.origin.name
             reductions[id(rule)] = _Reduction(
                 goto=rule.origin.name,
                 size=len(symbols),
                 spliced=spliced if any(spliced) else None,
-                action=None if helper else actions_by_name[rule.alias or rule.origin.name],
+                action=None if helper else actions_by_name[name],
+                forwards=len(symbols) == 1 and not any(spliced) and name in forwarding,
             )
         return reductions[id(rule)]
 
