@@ -306,6 +306,9 @@ class Recognizer:
         skip: re.Pattern[bytes] | None = None  # runs of bytes that leave ``groups`` as they are
         caller: Frame | None = None  # set when ``groups`` is (caller, config) + a fresh frame
         config = -1
+        last_frame: Frame | None = None  # the last single group completed, and how
+        last_config = -1
+        last_found: tuple[int, dict[Frame, int], int] = (-1, {}, -1)
         while True:
             if history is not None:
                 history.append((position, groups))
@@ -372,11 +375,14 @@ class Recognizer:
                 skip = tables.stable_pattern(config)
             elif single:
                 # completions depend only on the frame: remember them (digits of a number)
-                try:
-                    own, others, predicted = tables.completed(frame, config, deadline)
-                except _Expired as expired:
-                    expired.position = position
-                    raise
+                if frame is not last_frame or config != last_config:
+                    try:
+                        last_found = tables.completed(frame, config, deadline)
+                    except _Expired as expired:
+                        expired.position = position
+                        raise
+                    last_frame, last_config = frame, config
+                own, others, predicted = last_found
                 run = tables.counted_run(config) if tables.adds_nothing(own, config) else None
                 if run is not None and not run.first & tables.scannable(others, predicted):
                     # iterations of a counted repetition that only its own group can scan
