@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import gc
 import time
+import tracemalloc
 from typing import Any
 
 import pytest
@@ -27,6 +29,39 @@ def test_5000_deep_json_arrays(json_grammar: Grammar) -> None:
 def test_5000_deep_json_objects(json_grammar: Grammar) -> None:
     assert json_grammar.matches('{"a":' * 5000 + "1" + "}" * 5000)
     assert not json_grammar.matches('{"a":' * 5000 + "1" + "}" * 4999 + "]")
+
+
+@pytest.mark.parametrize(("document", "bytes_per_byte"), [
+    (b'{"a": ' * 3000 + b"1" + b"}" * 3000, 60),  # was ~200: finished groups chained frames
+    (b"[" * 8000 + b"]" * 8000, 150),  # one frame per level
+    (b"[1, " * 3000 + b"1" + b"]" * 3000, 150),
+], ids=["objects", "arrays", "arrays with items"])
+def test_deep_documents_use_little_memory(json_grammar: Grammar, document: bytes,
+                                          bytes_per_byte: int) -> None:
+    assert json_grammar.matches(document)  # the shared tables are built outside the measure
+    tracemalloc.start()
+    try:
+        assert json_grammar.matches(document)
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert peak < bytes_per_byte * len(document)
+
+
+def test_the_collector_is_paused_only_while_matching(json_grammar: Grammar) -> None:
+    from grammarkit.automata.earley import MatchTimeout
+
+    assert gc.isenabled()
+    assert json_grammar.matches("[" * 1000 + "]" * 1000) and gc.isenabled()
+    ambiguous = Grammar.from_ebnf('root ::= root root | "a"')
+    with pytest.raises(MatchTimeout):
+        ambiguous.matches("a" * 20000, timeout=0.2)
+    assert gc.isenabled()
+    gc.disable()
+    try:
+        assert json_grammar.matches("[]") and not gc.isenabled()
+    finally:
+        gc.enable()
 
 
 def test_deep_self_embedding() -> None:
