@@ -409,6 +409,9 @@ class Recognizer:
                     return position, groups, _WIDENED
 
 
+_COMPACT_AT = 4096
+"""The wide scan renumbers its live origins whenever their count has grown by this much."""
+
 _SCANNED, _FAILED, _WIDENED = 0, 1, 2
 """Outcomes of :meth:`Recognizer._run`."""
 
@@ -441,6 +444,7 @@ class _WideScan:
         self.waiting: dict[int, dict[int, dict[int, int]]] = {}
         self.rows: dict[int, list[int]] = {}
         self.items: dict[int, int] = {}
+        self.compact_at = _COMPACT_AT  # renumber the live origins once there are this many
         for frame, config in groups.items():
             bit = 1 << self._frame_id(frame)
             for state in tables.configs[config]:
@@ -481,6 +485,8 @@ class _WideScan:
                 expired.position = position + 1
                 raise
             self.origins[own] = self.items
+            if len(self.origins) >= self.compact_at:
+                self._compact()
         if history is not None:
             history.append((len(data), self.config()))
         return len(data), False
@@ -558,6 +564,52 @@ class _WideScan:
                 for rule, target in call_edges[state]:
                     column = waiting.setdefault(rule, {}).setdefault(target, {})
                     column[origin] = column.get(origin, 0) | bits
+
+    def _compact(self) -> None:
+        """Forget the origins no item can reach any more and number the others from 0.
+
+        An origin stays reachable while some item has it, or waits at a reachable origin.
+        Without this, a long input after an ambiguous stretch would keep every position's
+        items, and bitsets as wide as the input (quadratic memory).
+        """
+        live = 0
+        for bits in self.items.values():
+            live |= bits
+        columns = [column for per_rule in self.waiting.values() for column in per_rule.values()]
+        fresh = live
+        while fresh:
+            reached = 0
+            for origin in _bit_indices(fresh):
+                source = self.origins[origin]
+                if isinstance(source, dict):
+                    for bits in source.values():
+                        reached |= bits
+                elif source is None:  # loaded
+                    for column in columns:
+                        reached |= column.get(origin, 0)
+            fresh = reached & ~live
+            live |= reached
+        kept = _bit_indices(live)
+        number = {old: new for new, old in enumerate(kept)}
+
+        def renumbered(bits: int) -> int:
+            result = 0
+            for old in _bit_indices(bits):
+                result |= 1 << number[old]
+            return result
+
+        self.items = {state: renumbered(bits) for state, bits in self.items.items()}
+        origins = [self.origins[old] for old in kept]
+        self.origins = [{state: renumbered(bits) for state, bits in source.items()}
+                        if isinstance(source, dict) else source for source in origins]
+        self.unloaded = renumbered(self.unloaded & live)
+        for per_rule in self.waiting.values():
+            for target, column in per_rule.items():
+                per_rule[target] = {number[old]: renumbered(bits)
+                                    for old, bits in column.items() if old in number}
+        self.frame_ids = {frame: number[old] for frame, old in self.frame_ids.items()
+                          if old in number}
+        self.compact_at = max(2 * len(kept), len(kept) + _COMPACT_AT)
 
     def _frame_id(self, frame: Frame) -> int:
         found = self.frame_ids.get(frame)

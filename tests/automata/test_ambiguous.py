@@ -8,6 +8,8 @@ first position, and its explanations against the main engine's.
 
 from __future__ import annotations
 
+import tracemalloc
+
 import pytest
 import xgrammar as xgr
 from hypothesis import given, settings
@@ -75,6 +77,10 @@ def test_ambiguous_verdicts_equal_xgrammar(source: str, atoms: tuple[bytes, ...]
              data.draw(st.lists(st.sampled_from(atoms), max_size=60).map(b"".join))]
     for text in texts:
         assert g.matches(text) == _xgrammar_accepts(matcher, text), text
+    with pytest.MonkeyPatch.context() as patch:  # renumber the live origins at every step
+        patch.setattr(earley, "_COMPACT_AT", 1)
+        for text in texts:
+            assert g.matches(text) == _xgrammar_accepts(matcher, text), text
 
 
 @pytest.mark.parametrize("case", CASES, ids=[c.name for c in CASES])
@@ -92,6 +98,7 @@ def test_forced_wide_scan_equals_xgrammar(case: Case, data: st.DataObject) -> No
     expected = reference(case)
     with pytest.MonkeyPatch.context() as patch:
         patch.setattr(earley, "_WIDE_GROUPS", 0)
+        patch.setattr(earley, "_COMPACT_AT", 2)
         disagreements = [t for t in texts if g.matches(t) != expected(t)]
     assert not disagreements, f"the wide scan differs from xgrammar on {disagreements[:5]}"
 
@@ -112,3 +119,18 @@ def test_explanations_equal_the_main_engines(source: str, text: str,
     assert not wide_scans
     assert expected is not None and g.explain(text) == expected
     assert wide_scans
+
+
+def test_a_long_input_after_an_ambiguous_stretch_keeps_memory_small() -> None:
+    """Origins no item can reach are dropped and the rest renumbered (else the bitsets and
+    per-position items would grow with the square of the input)."""
+    g = Grammar.from_ebnf('root ::= x " " t\nx ::= x x | "a"\nt ::= ("(" t ")" | [a-z])*')
+    text = "a" * 100 + " " + "(ab)" * 5000
+    g.matches(text)
+    tracemalloc.start()
+    try:
+        assert g.matches(text) and not g.matches(text + ")")
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert peak < 200 * len(text)  # ~80; ~900 without renumbering, growing with the length
