@@ -15,10 +15,6 @@ from functools import lru_cache
 from importlib import resources
 from typing import Any, Protocol
 
-from lark import Lark
-from lark.lexer import Lexer as LarkLexer
-from lark.parsers.lalr_analysis import Shift
-
 
 class Token(Protocol):
     """What the driver needs of a token: its kind and its character offsets."""
@@ -59,16 +55,6 @@ class EndOfInput:
 
     def __init__(self, at: int):
         self.start = self.end = at
-
-
-class _TokenFeed(LarkLexer):
-    """Lark needs a lexer class; the dialect's tokens come from :mod:`grammarkit.ebnf.lexer`."""
-
-    def __init__(self, conf: Any) -> None:
-        pass
-
-    def lex(self, tokens: Any) -> Any:  # type: ignore[override]
-        return iter(tokens)
 
 
 @dataclass(frozen=True)
@@ -152,11 +138,20 @@ def parser(actions: Mapping[str, Action], forwarding: frozenset[str] = frozenset
 
 @lru_cache(maxsize=4)
 def _parser(named_actions: tuple[tuple[str, Action], ...], forwarding: frozenset[str]) -> Parser:
-    """Lark computes the tables (and caches its analysis on disk, so this is fast)."""
+    """Lark computes the tables (and caches its analysis on disk, so this is fast).
+
+    Lark is imported here, not with the module: a grammar of plain rules never needs the
+    tables (see :mod:`grammarkit.ebnf.descent`), and a pre-commit hook saves the import.
+    """
+    from lark import Lark
+    from lark.parsers.lalr_analysis import Shift
+
+    from grammarkit.ebnf.lark_feed import TokenFeed
+
     actions_by_name = dict(named_actions)
     source = resources.files("grammarkit.ebnf").joinpath("syntax.lark").read_text("utf-8")
     lark = Lark(
-        source, parser="lalr", lexer=_TokenFeed, start=["rule", "macro_call"], cache=True
+        source, parser="lalr", lexer=TokenFeed, start=["rule", "macro_call"], cache=True
     )
     table = lark.parser.parser.parser.parse_table
     reductions: dict[int, _Reduction] = {}

@@ -42,13 +42,13 @@ _INVALID_BYTE = re.compile(r"[\ud800-\udfff]")
 _STRING_ESCAPES = re.escape("".join(sorted(escapes.SIMPLE_ESCAPES)))
 _CLASS_ESCAPES = re.escape("".join(sorted({*escapes.SIMPLE_ESCAPES, *escapes.CLASS_ESCAPES})))
 _COMMON = re.compile(
-    r"(?P<space>[ \t\r\n]+)"
-    r"|(?P<name>[A-Za-z_.\-][A-Za-z0-9_.\-]*+)(?!\[)"
+    r"[ \t\r\n]*+"  # the whitespace before the token, in the same step
+    r"(?:(?P<name>[A-Za-z_.\-][A-Za-z0-9_.\-]*+)(?!\[)"
     rf'|(?P<string>"[^"\\\r\n\ud800-\udfff]*(?:\\[{_STRING_ESCAPES}][^"\\\r\n\ud800-\udfff]*)*")'
     r"|(?P<integer>[0-9]{1,15})(?![0-9])"
     rf"|(?P<char_class>\[\^?[^\]\\\r\n\ud800-\udfff]*"
     rf"(?:\\[{_CLASS_ESCAPES}][^\]\\\r\n\ud800-\udfff]*)*\])"
-    r"|(?P<punctuation>::=|\((?!=)|[){}|,*+?=])"
+    r"|(?P<punctuation>::=|\((?!=)|[){}|,*+?=]))"
 )
 """The frequent tokens :meth:`Lexer._scan_common` scans in one step."""
 
@@ -438,11 +438,9 @@ class Lexer:
             if m is None:
                 break
             kind = m.lastgroup
+            value = m[kind]  # type: ignore[index]
             end = m.end()
-            if kind == "space":
-                pos = end
-                continue
-            value = m.group()
+            pos = end - len(value)
             if kind == "name":
                 if value in ("true", "false"):
                     tokens.append(GkToken("BOOL", value, pos, end, value == "true"))
@@ -459,7 +457,7 @@ class Lexer:
             elif kind == "char_class":
                 plain = _plain_class(value)
                 if plain is None:
-                    break  # a reversed range: the careful scanner reports it
+                    break  # a reversed range: the careful scanner reports it (from `pos`)
                 tokens.append(GkToken("CLASS", value, pos, end, (plain, [])))
             else:
                 tokens.append(GkToken(_COMMON_KINDS[value], value, pos, end))

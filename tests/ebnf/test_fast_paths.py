@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import subprocess
+import sys
 from pathlib import Path
 
 from hypothesis import given
@@ -119,3 +121,15 @@ def test_plain_strings_scan_as_the_careful_scanner_scans_them(pieces: list[str])
         assert (token.value, token.payload) == (careful.tokens[0].value, careful.tokens[0].payload)
     else:
         assert careful.diagnostics or any(p in ("\\x41", "\\u00e9", "\\d", "\\q", "\\-", "\\]", "\\^") for p in pieces)
+
+
+def test_plain_grammars_are_linted_without_importing_lark() -> None:
+    """A pre-commit hook on plain grammars never needs the LALR tables, nor Lark's import."""
+    script = (
+        "import sys\n"
+        "from grammarkit.analysis.lint import lint\n"
+        "lint('root ::= \"a\" ([0-9]+ | item){2,3}\\nitem ::= \"x\"*\\n')\n"
+        "print('lark' in sys.modules)\n"
+    )
+    run = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, check=True)
+    assert run.stdout.strip() == "False"
