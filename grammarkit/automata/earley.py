@@ -412,6 +412,40 @@ class Recognizer:
 _COMPACT_AT = 4096
 """The wide scan renumbers its live origins whenever their count has grown by this much."""
 
+_Template: TypeAlias = tuple[int, tuple[tuple[int, int, int], ...], int]
+"""A completion remembered by shape: ``(own, ((parent, parent's parent or -1, config), ...),
+predicted)`` (see :meth:`_Tables.completed`)."""
+
+_DEEPER: _Template = (-1, (), -1)
+"""In the shape table (compared by identity): this shape's completions reach further than it
+covers."""
+
+
+def _deep_shape(frame: Frame, shape: tuple[int, ...]) -> tuple[int, ...] | None:
+    """``shape`` extended with the configurations of ``frame``'s parents' frames (``None``
+    if one of them has many parents)."""
+    parts = list(shape)
+    for parent, _ in frame.parents:
+        if len(parent.parents) > _SHAPED_PARENTS:
+            return None
+        parts += (-1, parent.own, len(parent.parents), *[c for _, c in parent.parents])
+    return tuple(parts)
+
+
+def _placed(frame: Frame, template: _Template) -> tuple[int, dict[Frame, int], int] | None:
+    """The completion ``template`` made for ``frame`` (``None`` if two of its places are one
+    frame here, which the template cannot merge)."""
+    own, placed, predicted = template
+    parents = frame.parents
+    others: dict[Frame, int] = {}
+    for index, inner, config in placed:
+        parent = parents[index][0]
+        others[parent if inner < 0 else parent.parents[inner][0]] = config
+    if len(others) != len(placed):
+        return None
+    return own, others, predicted
+
+
 _SCANNED, _FAILED, _WIDENED = 0, 1, 2
 """Outcomes of :meth:`Recognizer._run`."""
 
@@ -671,7 +705,7 @@ class _Tables:
         self._counted: dict[int, _CountedRun | None] = {}
         self._first_bits: dict[int, int] = {}
         self._adds_nothing: dict[tuple[int, int], bool] = {}
-        self._shapes: dict[tuple[int, ...], tuple[int, tuple[tuple[int, int], ...], int]] = {}
+        self._shapes: dict[tuple[int, ...], _Template] = {}
 
     # -- configurations --------------------------------------------------------------------------
     def closed_config(self, states: Iterable[int]) -> int:
@@ -786,17 +820,21 @@ class _Tables:
         """The group ``(frame, config)`` after completions.
 
         Returns ``(frame's configuration, other groups, predicted configuration or -1)``.
-        Memoized per *shape* (``config`` and the configurations of a frame with few parents)
-        where the result is the same for every frame of that shape, else on the frame.
+        Memoized per *shape* (``config`` and the configurations of a frame with few parents,
+        and of their parents where completions reach that far) where the result is the same
+        for every frame of that shape, else on the frame.
         """
-        parents = frame.parents
         shape = None
-        if len(parents) <= _SHAPED_PARENTS:
-            shape = (config, frame.own, *[c for _, c in parents])
+        if len(frame.parents) <= _SHAPED_PARENTS:
+            shape = (config, frame.own, *[c for _, c in frame.parents])
             template = self._shapes.get(shape)
-            if template is not None:
-                own, placed, predicted = template
-                return own, {parents[i][0]: c for i, c in placed}, predicted
+            if template is _DEEPER:
+                shape = _deep_shape(frame, shape)
+                template = self._shapes.get(shape) if shape is not None else None
+            if template is not None and template is not _DEEPER:
+                found = _placed(frame, template)
+                if found is not None:
+                    return found
         memo = frame.completed
         if memo is None:
             memo = frame.completed = {}
@@ -805,7 +843,8 @@ class _Tables:
             complete, predicted = self.complete({frame: config}, deadline)
             own = complete.pop(frame)  # kept apart: frames hold no reference cycles
             found = memo[config] = (own, complete, predicted)
-            if shape is not None and self._remember_shape(shape, frame, found):
+            if (shape is not None and shape not in self._shapes
+                    and self._remember_shape(shape, frame, found)):
                 frame.completed = None
         return found
 
@@ -813,19 +852,42 @@ class _Tables:
                         found: tuple[int, dict[Frame, int], int]) -> bool:
         """Keep a completion of ``frame`` for every frame of the same ``shape``.
 
-        Valid when it reached only ``frame``'s parents, and completed nothing there: then it
-        read no more than the configurations in ``shape`` (a deep document's closing brackets
-        each pop a frame of one shape). Returns whether it was kept.
+        Valid when it reached only ``frame``'s parents and completed nothing there, or, for a
+        shape that covers the parents' parents (see :func:`_deep_shape`), reached no further
+        than those and completed nothing there: then it read no more than the configurations in
+        ``shape`` (a deep document's closing brackets each pop frames of a few shapes).
+        Returns whether it was kept.
         """
         own, others, predicted = found
-        placed = []
+        deep = len(shape) > 2 + len(frame.parents)
+        placed: list[tuple[int, int, int]] = []
         for index, (parent, _) in enumerate(frame.parents):
             config = others.get(parent)
             if config is not None:
-                if self.completes[config]:
-                    return False
-                placed.append((index, config))
+                if self.completes[config] and not deep:
+                    placed = []
+                    break
+                placed.append((index, -1, config))
+        if deep:
+            seen = set(others) & {parent for parent, _ in frame.parents}
+            for index, (parent, _) in enumerate(frame.parents):
+                for inner, (grand, _) in enumerate(parent.parents):
+                    config = others.get(grand)
+                    if config is None:
+                        continue
+                    if grand in seen or self.completes[config]:
+                        self._shapes[shape] = _DEEPER  # never kept: reaches further
+                        return False
+                    seen.add(grand)
+                    placed.append((index, inner, config))
         if len(placed) != len(others):
+            if not deep:
+                self._shapes[shape] = _DEEPER
+                deeper = _deep_shape(frame, shape)
+                if deeper is not None and deeper not in self._shapes:
+                    return self._remember_shape(deeper, frame, found)
+            else:
+                self._shapes[shape] = _DEEPER
             return False
         self._shapes[shape] = (own, tuple(placed), predicted)
         return True

@@ -8,6 +8,8 @@ import tracemalloc
 from typing import Any
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from grammarkit.ebnf import ast
 from grammarkit.grammar import Grammar
@@ -191,3 +193,27 @@ def test_highly_ambiguous_grammars_stay_polynomial(source: str) -> None:
     assert grammar.matches("a" * 150)
     assert not grammar.matches("a" * 150 + "b")
     assert time.perf_counter() - started < 10
+
+
+@pytest.mark.xgrammar
+@settings(max_examples=25)
+@given(levels=st.lists(st.sampled_from(["[", '{"a": ', "[1, ", '{"k": [', "[{\"b\": 2, \"c\": "]),
+                       min_size=1, max_size=300),
+       cut=st.integers(0, 10**6), damage=st.sampled_from(["", "]", "}", ",", "x", "drop"]))
+def test_mixed_nesting_equals_xgrammar(json_grammar: Grammar, levels: list[str], cut: int,
+                                       damage: str) -> None:
+    """Completions remembered per frame shape must fit every frame of that shape: documents
+    nesting several kinds of levels (and damaged at one point) get xgrammar's verdicts."""
+    import xgrammar as xgr
+    from xgrammar.testing import _is_grammar_accept_string
+
+    closing = {"[": "]", '{"a": ': "}", "[1, ": "]", '{"k": [': "]}", '[{"b": 2, "c": ': "}]"}
+    innermost = "1" if levels[-1].endswith(" ") else ""  # a value where one is due
+    document = "".join(levels) + innermost + "".join(closing[level] for level in reversed(levels))
+    at = cut % (len(document) + 1)
+    if damage == "drop":
+        document = document[:at] + document[at + 1:]
+    else:
+        document = document[:at] + damage + document[at:]
+    expected = _is_grammar_accept_string(xgr.Grammar.from_ebnf(JSON), document)
+    assert json_grammar.matches(document) == expected
