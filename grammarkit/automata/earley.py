@@ -32,12 +32,18 @@ must be derived from the root; ``Token``/``ExcludeToken`` edges match no bytes.
 """
 from __future__ import annotations
 
+import gc
 import re
 import time
 import weakref
 from collections import deque
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass
+from functools import reduce
+from itertools import repeat
+from operator import or_
+from typing import TypeAlias
 
 from grammarkit.automata import utf8
 from grammarkit.automata.compiled import CompiledGrammar
@@ -62,6 +68,12 @@ DEFAULT_TIMEOUT = 60.0
 
 _DEADLINE_EVERY = 4096
 """Completion steps between two looks at the clock."""
+
+_SHAPED_PARENTS = 2
+"""Completions of frames with at most this many parents are memoized by shape, not per frame."""
+
+_WIDE_GROUPS = 32
+"""Whole-input scans with more origin groups than this at once continue on :class:`_WideScan`."""
 
 
 class MatchTimeout(TimeoutError):
@@ -105,8 +117,9 @@ class Frame:
         self.position = position
         self.parents = parents
         self.own = own
-        self.waiting: dict[int, tuple[tuple[Frame | None, int], ...]] = {}
-        self.completed: dict[int, tuple[int, dict[Frame, int], int]] = {}
+        # memo tables, made on first use (most frames of a deep document never complete)
+        self.waiting: dict[int, tuple[tuple[Frame | None, int], ...]] | None = None
+        self.completed: dict[int, tuple[int, dict[Frame, int], int]] | None = None
 
     def __repr__(self) -> str:
         return f"Frame({self.position})"
@@ -118,6 +131,11 @@ class ParseState:
 
     position: int
     groups: tuple[tuple[Frame, int], ...]
+
+
+History: TypeAlias = deque[tuple[int, dict[Frame, int] | int]]
+"""Recent ``(position, items)`` of a scan, for explanations: the main engine's groups, or
+(after :class:`_WideScan` took over) the configuration of all item states."""
 
 
 @dataclass(frozen=True)
@@ -176,9 +194,9 @@ class Recognizer:
 
     def advance(self, state: ParseState, data: bytes) -> ParseState | None:
         """The state after ``data`` follows ``state``, or ``None`` if the grammar rejects it."""
-        position, groups, failed = self._run(self._tables, data, state.position,
-                                             dict(state.groups), None)
-        if failed:
+        position, groups, outcome = self._run(self._tables, data, state.position,
+                                              dict(state.groups), None)
+        if outcome == _FAILED:
             return None
         return ParseState(position, tuple(groups.items()))
 
@@ -196,8 +214,8 @@ class Recognizer:
         MatchTimeout
             If deciding takes longer than ``timeout`` seconds (``None``: no limit).
         """
-        tables, _, groups, failed = self._scan(data, None, timeout)
-        return not failed and any(tables.accepting[config] for config in groups.values())
+        tables, _, config, failed = self._scan(data, None, timeout)
+        return not failed and tables.accepting[config]
 
     def explain(self, data: bytes, timeout: float | None = DEFAULT_TIMEOUT
                 ) -> Explanation | None:
@@ -208,27 +226,36 @@ class Recognizer:
         MatchTimeout
             If deciding takes longer than ``timeout`` seconds (``None``: no limit).
         """
-        history: deque[tuple[int, dict[Frame, int]]] = deque(maxlen=8)
-        tables, position, groups, failed = self._scan(data, history, timeout)
-        if not failed and any(tables.accepting[config] for config in groups.values()):
+        history: History = deque(maxlen=8)
+        tables, position, config, failed = self._scan(data, history, timeout)
+        if not failed and tables.accepting[config]:
             return None
         offset = utf8.char_start(data, position)
-        for recorded, recorded_groups in reversed(history):
+        for recorded, items in reversed(history):
             if recorded <= offset:
-                groups = recorded_groups
+                config = items if isinstance(items, int) else tables.merged(items.values())
                 break
-        expected = tables.describe_expected(tables.merged(groups.values()))
+        expected = tables.describe_expected(config)
         return _explanation(data, offset, expected)
 
-    def _scan(self, data: bytes, history: deque[tuple[int, dict[Frame, int]]] | None,
-              timeout: float | None) -> tuple[_Tables, int, dict[Frame, int], bool]:
+    def _scan(self, data: bytes, history: History | None, timeout: float | None
+              ) -> tuple[_Tables, int, int, bool]:
         """Run over all of ``data`` in chunks, keeping the memo tables bounded.
+
+        Returns ``(tables, position, configuration of all item states, failed)``.
 
         When the shared tables hold more than :data:`_MAX_CONFIGS` configurations (inputs that
         drive a nondeterministic rule through ever new state sets), the rest of the input runs
         on private tables, rebuilt from the live state whenever they grow as large. Chunks end on
-        character boundaries, so explanations never need a state from before a rebuild.
+        character boundaries, so explanations never need a state from before a rebuild. When
+        more than :data:`_WIDE_GROUPS` origins are live at once (an ambiguous grammar), the rest
+        of the input runs on :class:`_WideScan`.
         """
+        with _collector_paused():
+            return self._scan_all(data, history, timeout)
+
+    def _scan_all(self, data: bytes, history: History | None, timeout: float | None
+                  ) -> tuple[_Tables, int, int, bool]:
         tables = self._tables
         groups = dict(self.initial().groups)
         if len(tables.configs) > _MAX_CONFIGS:
@@ -239,12 +266,17 @@ class Recognizer:
         while True:
             stop = _chunk_end(data, position + _CHUNK)
             try:
-                position, groups, failed = self._run(tables, view[position:stop], position,
-                                                     groups, history, deadline)
+                position, groups, outcome = self._run(tables, view[position:stop], position,
+                                                      groups, history, deadline, _WIDE_GROUPS)
+                if outcome == _WIDENED:
+                    wide = _WideScan(tables, groups)
+                    position, failed = wide.run(data, position, history, deadline)
+                    return tables, position, wide.config(), failed
             except _Expired as expired:
                 raise MatchTimeout(timeout or 0.0, expired.position, len(data)) from None
+            failed = outcome == _FAILED
             if failed or position >= len(data):
-                return tables, position, groups, failed
+                return tables, position, tables.merged(groups.values()), failed
             if deadline is not None and time.perf_counter() > deadline:
                 raise MatchTimeout(timeout or 0.0, position, len(data))
             if len(tables.configs) > _MAX_CONFIGS:
@@ -256,13 +288,15 @@ class Recognizer:
     # -- the engine ------------------------------------------------------------------------------
     @staticmethod
     def _run(tables: _Tables, data: bytes | memoryview, position: int, groups: dict[Frame, int],
-             history: deque[tuple[int, dict[Frame, int]]] | None, deadline: float | None = None
-             ) -> tuple[int, dict[Frame, int], bool]:
+             history: History | None, deadline: float | None = None, wide: int | None = None
+             ) -> tuple[int, dict[Frame, int], int]:
         """Scan ``data``, which starts at ``position``, from ``groups``.
 
-        Returns ``(position, groups, failed)``: on failure, the position of the byte that could
-        not be scanned and the groups before it. Raises :class:`_Expired` once past
-        ``deadline`` (a ``time.perf_counter()`` value), checked where many groups complete.
+        Returns ``(position, groups, outcome)``: :data:`_SCANNED` at the end of ``data``;
+        :data:`_FAILED` with the position of the byte that could not be scanned and the groups
+        before it; :data:`_WIDENED` as soon as completions leave more than ``wide`` groups.
+        Raises :class:`_Expired` once past ``deadline`` (a ``time.perf_counter()`` value),
+        checked where many groups complete.
         """
         rows = tables.rows
         inert = tables.inert
@@ -272,11 +306,14 @@ class Recognizer:
         skip: re.Pattern[bytes] | None = None  # runs of bytes that leave ``groups`` as they are
         caller: Frame | None = None  # set when ``groups`` is (caller, config) + a fresh frame
         config = -1
+        last_frame: Frame | None = None  # the last single group completed, and how
+        last_config = -1
+        last_found: tuple[int, dict[Frame, int], int] = (-1, {}, -1)
         while True:
             if history is not None:
                 history.append((position, groups))
             if position >= end:
-                return position, groups, False
+                return position, groups, _SCANNED
             if skip is not None:
                 match = skip.match(data, position - offset)
                 if match is not None:
@@ -288,7 +325,7 @@ class Recognizer:
                     if history is not None:
                         history.append((position, groups))
                     if position >= end:
-                        return position, groups, False
+                        return position, groups, _SCANNED
             byte = data[position - offset]
             kernel: dict[Frame, int] = {}
             all_inert = True
@@ -306,7 +343,7 @@ class Recognizer:
                     if all_inert and not inert[target]:
                         all_inert = False
             if not kernel:
-                return position, groups, True
+                return position, groups, _FAILED
             position += 1
             caller = None
             single = len(kernel) == 1
@@ -326,16 +363,26 @@ class Recognizer:
                 # the common shape: one group that calls rules, which start here
                 caller = frame
                 predicted = tables.predicted(config)
+                pushes = tables.push_pattern(config)
+                match = pushes.match(data, position - offset) if pushes is not None else None
+                if match is not None:  # opening brackets of a deep document: a frame each
+                    stop = match.end() + offset
+                    for at in range(position, stop):
+                        caller = Frame(at, ((caller, config),), predicted)
+                    position = stop
                 groups = {caller: config,
                           Frame(position, ((caller, config),), predicted): predicted}
                 skip = tables.stable_pattern(config)
             elif single:
                 # completions depend only on the frame: remember them (digits of a number)
-                try:
-                    own, others, predicted = tables.completed(frame, config, deadline)
-                except _Expired as expired:
-                    expired.position = position
-                    raise
+                if frame is not last_frame or config != last_config:
+                    try:
+                        last_found = tables.completed(frame, config, deadline)
+                    except _Expired as expired:
+                        expired.position = position
+                        raise
+                    last_frame, last_config = frame, config
+                own, others, predicted = last_found
                 run = tables.counted_run(config) if tables.adds_nothing(own, config) else None
                 if run is not None and not run.first & tables.scannable(others, predicted):
                     # iterations of a counted repetition that only its own group can scan
@@ -347,8 +394,10 @@ class Recognizer:
                 groups = dict(others)
                 groups[frame] = own
                 if predicted >= 0:
-                    groups[Frame(position, tuple(groups.items()), predicted)] = predicted
+                    groups[Frame(position, tables.callers(groups), predicted)] = predicted
                 skip = None
+                if wide is not None and len(groups) > wide:
+                    return position, groups, _WIDENED
             else:
                 try:
                     groups = tables.close(kernel, position, deadline)
@@ -356,6 +405,273 @@ class Recognizer:
                     expired.position = position
                     raise
                 skip = None
+                if wide is not None and len(groups) > wide:
+                    return position, groups, _WIDENED
+
+
+_COMPACT_AT = 4096
+"""The wide scan renumbers its live origins whenever their count has grown by this much."""
+
+_Template: TypeAlias = tuple[int, tuple[tuple[int, int, int], ...], int]
+"""A completion remembered by shape: ``(own, ((parent, parent's parent or -1, config), ...),
+predicted)`` (see :meth:`_Tables.completed`)."""
+
+_DEEPER: _Template = (-1, (), -1)
+"""In the shape table (compared by identity): this shape's completions reach further than it
+covers."""
+
+
+def _deep_shape(frame: Frame, shape: tuple[int, ...]) -> tuple[int, ...] | None:
+    """``shape`` extended with the configurations of ``frame``'s parents' frames (``None``
+    if one of them has many parents)."""
+    parts = list(shape)
+    for parent, _ in frame.parents:
+        if len(parent.parents) > _SHAPED_PARENTS:
+            return None
+        parts += (-1, parent.own, len(parent.parents), *[c for _, c in parent.parents])
+    return tuple(parts)
+
+
+def _placed(frame: Frame, template: _Template) -> tuple[int, dict[Frame, int], int] | None:
+    """The completion ``template`` made for ``frame`` (``None`` if two of its places are one
+    frame here, which the template cannot merge)."""
+    own, placed, predicted = template
+    parents = frame.parents
+    others: dict[Frame, int] = {}
+    for index, inner, config in placed:
+        parent = parents[index][0]
+        others[parent if inner < 0 else parent.parents[inner][0]] = config
+    if len(others) != len(placed):
+        return None
+    return own, others, predicted
+
+
+_SCANNED, _FAILED, _WIDENED = 0, 1, 2
+"""Outcomes of :meth:`Recognizer._run`."""
+
+
+class _WideScan:
+    """The rest of a whole-input scan where many origins are live: one bitset of them per state.
+
+    With an ambiguous grammar (``x ::= x x | "a"``) nearly every earlier position is the origin
+    of some item, and the main engine's per-origin groups complete the same rules once per
+    origin, in Python. Here the items of a position are ``{state: origins}``, the origins an
+    ``int`` used as a bitset over origin numbers. Completing a rule for a set of origins ORs,
+    per origin, the bitsets of the items waiting there; each item ``(state, origin)`` enters a
+    set once, only origins new to a final state are completed (so each ``(rule, origin)`` is
+    completed once per set), and calls of nullable rules are stepped over at once (Aycock &
+    Horspool), so an origin never completes where it starts. Time is cubic in the input length
+    at worst, as for Earley's algorithm, with a small constant.
+
+    The scan starts from the main engine's groups: their frames become origins, whose waiting
+    items are read from their ``parents`` and ``own`` configurations.
+    """
+
+    def __init__(self, tables: _Tables, groups: dict[Frame, int]):
+        self.tables = tables
+        self.frame_ids: dict[Frame, int] = {}
+        # per origin number: a frame of the main engine, or the items of a position scanned
+        # here, until its waiting items are loaded into ``waiting`` (then None)
+        self.origins: list[Frame | dict[int, int] | None] = []
+        self.unloaded = 0  # bitset of the origins whose waiting items are not loaded yet
+        # per called rule and state after the call: origin number -> origins of those items
+        self.waiting: dict[int, dict[int, dict[int, int]]] = {}
+        self.rows: dict[int, list[int]] = {}
+        self.items: dict[int, int] = {}
+        self.compact_at = _COMPACT_AT  # renumber the live origins once there are this many
+        for frame, config in groups.items():
+            bit = 1 << self._frame_id(frame)
+            for state in tables.configs[config]:
+                self.items[state] = self.items.get(state, 0) | bit
+
+    def config(self) -> int:
+        """The configuration of the current items' states."""
+        return self.tables.closed_config(self.items)
+
+    def run(self, data: bytes, start: int, history: History | None,
+            deadline: float | None) -> tuple[int, bool]:
+        """Scan ``data`` from ``start`` to its end: ``(position, failed)``.
+
+        On failure, ``position`` is that of the byte that could not be scanned and ``items``
+        those before it. Raises :class:`_Expired` once past ``deadline``.
+        """
+        for position in range(start, len(data)):
+            if history is not None:
+                history.append((position, self.config()))
+            if deadline is not None and time.perf_counter() > deadline:
+                expired = _Expired()
+                expired.position = position
+                raise expired
+            kernel: dict[int, int] = {}
+            byte = data[position]
+            for state, origins in self.items.items():
+                target = self._row(state)[byte]
+                if target >= 0:
+                    kernel[target] = kernel.get(target, 0) | origins
+            if not kernel:
+                return position, True
+            own = len(self.origins)
+            self.origins.append(None)
+            self.unloaded |= 1 << own
+            try:
+                self.items = self._close(kernel, own, deadline)
+            except _Expired as expired:
+                expired.position = position + 1
+                raise
+            self.origins[own] = self.items
+            if len(self.origins) >= self.compact_at:
+                self._compact()
+        if history is not None:
+            history.append((len(data), self.config()))
+        return len(data), False
+
+    def _close(self, kernel: dict[int, int], own: int, deadline: float | None
+               ) -> dict[int, int]:
+        """The items of the position numbered ``own``, from the items just scanned there."""
+        tables = self.tables
+        g = tables.g
+        closure_of, predict_of = tables._closure_of, tables._predict_of
+        finals, state_rule, call_edges = g.finals, g.state_rule, g.call_edges
+        pseudo_rule = tables.pseudo_rule
+        not_own = ~(1 << own)
+        items: dict[int, int] = {}
+        predicted: set[int] = set()
+        predicting: set[int] = set()
+        pending = list(kernel.items())
+        countdown = _DEADLINE_EVERY
+        while pending:
+            start, origins = pending.pop()
+            for state in closure_of(start):
+                old = items.get(state, 0)
+                new = origins & ~old
+                if not new:
+                    continue
+                items[state] = old | new
+                if state in finals and state_rule[state] != pseudo_rule:
+                    new &= not_own  # completions at their origin: nullable calls, stepped over
+                    if new:
+                        countdown -= new.bit_count()
+                        if countdown <= 0:
+                            countdown = _DEADLINE_EVERY
+                            if deadline is not None and time.perf_counter() > deadline:
+                                raise _Expired
+                        pending.extend(self._completed(state_rule[state], new).items())
+                if state not in predicting and call_edges[state]:
+                    predicting.add(state)
+                    predicted |= predict_of(state)
+        bit = 1 << own
+        for state in predicted:
+            items[state] = items.get(state, 0) | bit
+        return items
+
+    def _completed(self, rule: int, bits: int) -> dict[int, int]:
+        """Where items continue once ``rule`` completes for each of the origins in ``bits``."""
+        if self.unloaded & bits:
+            for origin in _bit_indices(self.unloaded & bits):
+                self._load(origin)
+        origins = _bit_indices(bits)
+        found = {}
+        for target, column in self.waiting.get(rule, {}).items():
+            targets = reduce(or_, map(column.get, origins, repeat(0)), 0)
+            if targets:
+                found[target] = targets
+        return found
+
+    def _load(self, origin: int) -> None:
+        """Enter the items calling a rule at ``origin`` into ``waiting``."""
+        source = self.origins[origin]
+        self.origins[origin] = None
+        self.unloaded &= ~(1 << origin)
+        configs = self.tables.configs
+        call_edges = self.tables.g.call_edges
+        waiting = self.waiting
+        calling: list[tuple[Iterable[int], int]]
+        if isinstance(source, Frame):
+            calling = [(configs[config], 1 << self._frame_id(parent))
+                       for parent, config in source.parents]
+            calling.append((configs[source.own], 1 << origin))
+        else:
+            assert source is not None
+            calling = [((state,), bits) for state, bits in source.items()]
+        for states, bits in calling:
+            for state in states:
+                for rule, target in call_edges[state]:
+                    column = waiting.setdefault(rule, {}).setdefault(target, {})
+                    column[origin] = column.get(origin, 0) | bits
+
+    def _compact(self) -> None:
+        """Forget the origins no item can reach any more and number the others from 0.
+
+        An origin stays reachable while some item has it, or waits at a reachable origin.
+        Without this, a long input after an ambiguous stretch would keep every position's
+        items, and bitsets as wide as the input (quadratic memory).
+        """
+        live = 0
+        for bits in self.items.values():
+            live |= bits
+        columns = [column for per_rule in self.waiting.values() for column in per_rule.values()]
+        fresh = live
+        while fresh:
+            reached = 0
+            for origin in _bit_indices(fresh):
+                source = self.origins[origin]
+                if isinstance(source, dict):
+                    for bits in source.values():
+                        reached |= bits
+                elif source is None:  # loaded
+                    for column in columns:
+                        reached |= column.get(origin, 0)
+            fresh = reached & ~live
+            live |= reached
+        kept = _bit_indices(live)
+        number = {old: new for new, old in enumerate(kept)}
+
+        def renumbered(bits: int) -> int:
+            result = 0
+            for old in _bit_indices(bits):
+                result |= 1 << number[old]
+            return result
+
+        self.items = {state: renumbered(bits) for state, bits in self.items.items()}
+        origins = [self.origins[old] for old in kept]
+        self.origins = [{state: renumbered(bits) for state, bits in source.items()}
+                        if isinstance(source, dict) else source for source in origins]
+        self.unloaded = renumbered(self.unloaded & live)
+        for per_rule in self.waiting.values():
+            for target, column in per_rule.items():
+                per_rule[target] = {number[old]: renumbered(bits)
+                                    for old, bits in column.items() if old in number}
+        self.frame_ids = {frame: number[old] for frame, old in self.frame_ids.items()
+                          if old in number}
+        self.compact_at = max(2 * len(kept), len(kept) + _COMPACT_AT)
+
+    def _frame_id(self, frame: Frame) -> int:
+        found = self.frame_ids.get(frame)
+        if found is None:
+            found = self.frame_ids[frame] = len(self.origins)
+            self.origins.append(frame)
+            self.unloaded |= 1 << found
+        return found
+
+    def _row(self, state: int) -> list[int]:
+        """The state each byte leads ``state`` to (``-1``: none)."""
+        row = self.rows.get(state)
+        if row is None:
+            row = self.rows[state] = [-1] * 256
+            for lo, hi, target in self.tables.g.byte_edges[state]:
+                row[lo:hi + 1] = [target] * (hi + 1 - lo)
+        return row
+
+
+def _bit_indices(bits: int) -> list[int]:
+    """The indices of the set bits of ``bits`` (non-negative), in increasing order."""
+    if not bits & (bits - 1):
+        return [bits.bit_length() - 1] if bits else []
+    import numpy as np  # lazily, as everywhere in the automata (a core dependency)
+
+    packed = np.frombuffer(bits.to_bytes((bits.bit_length() + 7) // 8, "little"), np.uint8)
+    indices: list[int] = np.flatnonzero(np.unpackbits(packed, bitorder="little")).tolist()
+    return indices
 
 
 class _Tables:
@@ -385,9 +701,11 @@ class _Tables:
         self._differences: dict[tuple[int, int], int] = {}
         self._loops: dict[int | tuple[int, ...], re.Pattern[bytes] | None] = {}
         self._stable: dict[int, re.Pattern[bytes] | None] = {}
+        self._pushes: dict[int, re.Pattern[bytes] | None] = {}
         self._counted: dict[int, _CountedRun | None] = {}
         self._first_bits: dict[int, int] = {}
         self._adds_nothing: dict[tuple[int, int], bool] = {}
+        self._shapes: dict[tuple[int, ...], _Template] = {}
 
     # -- configurations --------------------------------------------------------------------------
     def closed_config(self, states: Iterable[int]) -> int:
@@ -451,6 +769,16 @@ class _Tables:
             self._predicted[config] = found
         return found
 
+    def callers(self, groups: dict[Frame, int]) -> tuple[tuple[Frame, int], ...]:
+        """The groups that call rules: the parents of a frame predicted with them.
+
+        The others can never continue a rule started there; leaving them out keeps the
+        finished groups of a long run of closing brackets from chaining frames together.
+        """
+        predicted = self._predicted
+        return tuple((frame, config) for frame, config in groups.items()
+                     if predicted[config] != -1)
+
     def returns(self, config: int) -> dict[int, int]:
         """For each rule ``config`` calls: the configuration reached once it completes."""
         found = self._returns[config]
@@ -466,9 +794,15 @@ class _Tables:
     def waiting(self, frame: Frame, rule: int) -> tuple[tuple[Frame | None, int], ...]:
         """Where items continue when ``rule``, started at ``frame``, completes.
 
-        ``None`` stands for ``frame`` itself (so frames hold no reference cycles).
+        ``None`` stands for ``frame`` itself (so frames hold no reference cycles). Memoized on
+        frames with many parents only: the frames of a deep document's stack keep no tables.
         """
-        found = frame.waiting.get(rule)
+        memo = frame.waiting
+        if memo is None:
+            memo = {}
+            if len(frame.parents) > _SHAPED_PARENTS:
+                frame.waiting = memo
+        found = memo.get(rule)
         if found is None:
             entries: list[tuple[Frame | None, int]] = []
             for parent, config in frame.parents:
@@ -478,21 +812,85 @@ class _Tables:
             target = self.returns(frame.own).get(rule)
             if target is not None:
                 entries.append((None, target))
-            found = frame.waiting[rule] = tuple(entries)
+            found = memo[rule] = tuple(entries)
         return found
 
     def completed(self, frame: Frame, config: int, deadline: float | None = None
                   ) -> tuple[int, dict[Frame, int], int]:
-        """The group ``(frame, config)`` after completions, memoized on the frame.
+        """The group ``(frame, config)`` after completions.
 
         Returns ``(frame's configuration, other groups, predicted configuration or -1)``.
+        Memoized per *shape* (``config`` and the configurations of a frame with few parents,
+        and of their parents where completions reach that far) where the result is the same
+        for every frame of that shape, else on the frame.
         """
-        found = frame.completed.get(config)
+        shape = None
+        if len(frame.parents) <= _SHAPED_PARENTS:
+            shape = (config, frame.own, *[c for _, c in frame.parents])
+            template = self._shapes.get(shape)
+            if template is _DEEPER:
+                shape = _deep_shape(frame, shape)
+                template = self._shapes.get(shape) if shape is not None else None
+            if template is not None and template is not _DEEPER:
+                found = _placed(frame, template)
+                if found is not None:
+                    return found
+        memo = frame.completed
+        if memo is None:
+            memo = frame.completed = {}
+        found = memo.get(config)
         if found is None:
             complete, predicted = self.complete({frame: config}, deadline)
             own = complete.pop(frame)  # kept apart: frames hold no reference cycles
-            found = frame.completed[config] = (own, complete, predicted)
+            found = memo[config] = (own, complete, predicted)
+            if (shape is not None and shape not in self._shapes
+                    and self._remember_shape(shape, frame, found)):
+                frame.completed = None
         return found
+
+    def _remember_shape(self, shape: tuple[int, ...], frame: Frame,
+                        found: tuple[int, dict[Frame, int], int]) -> bool:
+        """Keep a completion of ``frame`` for every frame of the same ``shape``.
+
+        Valid when it reached only ``frame``'s parents and completed nothing there, or, for a
+        shape that covers the parents' parents (see :func:`_deep_shape`), reached no further
+        than those and completed nothing there: then it read no more than the configurations in
+        ``shape`` (a deep document's closing brackets each pop frames of a few shapes).
+        Returns whether it was kept.
+        """
+        own, others, predicted = found
+        deep = len(shape) > 2 + len(frame.parents)
+        placed: list[tuple[int, int, int]] = []
+        for index, (parent, _) in enumerate(frame.parents):
+            config = others.get(parent)
+            if config is not None:
+                if self.completes[config] and not deep:
+                    placed = []
+                    break
+                placed.append((index, -1, config))
+        if deep:
+            seen = set(others) & {parent for parent, _ in frame.parents}
+            for index, (parent, _) in enumerate(frame.parents):
+                for inner, (grand, _) in enumerate(parent.parents):
+                    config = others.get(grand)
+                    if config is None:
+                        continue
+                    if grand in seen or self.completes[config]:
+                        self._shapes[shape] = _DEEPER  # never kept: reaches further
+                        return False
+                    seen.add(grand)
+                    placed.append((index, inner, config))
+        if len(placed) != len(others):
+            if not deep:
+                self._shapes[shape] = _DEEPER
+                deeper = _deep_shape(frame, shape)
+                if deeper is not None and deeper not in self._shapes:
+                    return self._remember_shape(deeper, frame, found)
+            else:
+                self._shapes[shape] = _DEEPER
+            return False
+        self._shapes[shape] = (own, tuple(placed), predicted)
+        return True
 
     def adds_nothing(self, own: int, config: int) -> bool:
         """Whether ``own`` is ``config`` plus states without edges (accepted completions)."""
@@ -540,7 +938,7 @@ class _Tables:
                         Frame(position, ((frame, config),), predicted): predicted}
         groups, predicted = self.complete(kernel, deadline)
         if predicted >= 0:
-            groups[Frame(position, tuple(groups.items()), predicted)] = predicted
+            groups[Frame(position, self.callers(groups), predicted)] = predicted
         return groups
 
     def complete(self, kernel: dict[Frame, int], deadline: float | None = None
@@ -654,6 +1052,20 @@ class _Tables:
         allowed = {b for b in range(256) if row[b] == config and predicted_row[b] < 0}
         pattern = re.compile(_byte_class(allowed) + b"+") if allowed else None
         self._stable[config] = pattern
+        return pattern
+
+    def push_pattern(self, config: int) -> re.Pattern[bytes] | None:
+        """Bytes that only the rules ``config`` predicts can scan, and that lead them back to
+        ``config``: each starts the same rules one level deeper (``[`` in ``[[[[``)."""
+        if config in self._pushes:
+            return self._pushes[config]
+        predicted = self.predicted(config)
+        pattern = None
+        if predicted >= 0:
+            row, predicted_row = self._row(config), self._row(predicted)
+            allowed = {b for b in range(256) if row[b] < 0 and predicted_row[b] == config}
+            pattern = re.compile(_byte_class(allowed) + b"+") if allowed else None
+        self._pushes[config] = pattern
         return pattern
 
     def _cycles(self, config: int) -> re.Pattern[bytes] | None:
@@ -856,6 +1268,24 @@ class _CountedRun:
 
 
 _TABLES: weakref.WeakKeyDictionary[CompiledGrammar, _Tables] = weakref.WeakKeyDictionary()
+
+
+@contextmanager
+def _collector_paused() -> Iterator[None]:
+    """Pause Python's cyclic garbage collector (if on) while a whole input is scanned.
+
+    A deep document keeps millions of frames alive, and each full collection walks all of them
+    (three times the scan's own work). Frames, groups and states hold no reference cycles, so
+    reference counting frees them; only other code's cyclic garbage waits until the scan ends.
+    """
+    paused = gc.isenabled()
+    if paused:
+        gc.disable()
+    try:
+        yield
+    finally:
+        if paused:
+            gc.enable()
 
 
 def _tables_for(compiled: CompiledGrammar) -> _Tables:

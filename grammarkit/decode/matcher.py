@@ -164,11 +164,22 @@ class TokenMatcher:
         return True
 
     def accept_string(self, text: str | bytes) -> bool:
-        """Accept ``text`` (one rollback step) if the grammar allows it here."""
+        """Accept ``text`` (one rollback step) if the grammar allows it here.
+
+        Raises
+        ------
+        TypeError
+            For anything but ``str`` or bytes-like input (``bytes(5)`` would be five NUL bytes).
+        """
+        if isinstance(text, str):
+            data = text.encode("utf-8", "surrogatepass")
+        elif isinstance(text, (bytes, bytearray, memoryview)):
+            data = bytes(text)
+        else:
+            raise TypeError(f"expected str or bytes to accept, not {type(text).__name__}")
         step = self._history[-1]
         if step.terminated:
             return False
-        data = text.encode("utf-8", "surrogatepass") if isinstance(text, str) else bytes(text)
         state = self._engine.core.advance(step.state, data)
         if state is None:
             return False

@@ -2,10 +2,14 @@
 
 from __future__ import annotations
 
+import gc
 import time
+import tracemalloc
 from typing import Any
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from grammarkit.ebnf import ast
 from grammarkit.grammar import Grammar
@@ -27,6 +31,39 @@ def test_5000_deep_json_arrays(json_grammar: Grammar) -> None:
 def test_5000_deep_json_objects(json_grammar: Grammar) -> None:
     assert json_grammar.matches('{"a":' * 5000 + "1" + "}" * 5000)
     assert not json_grammar.matches('{"a":' * 5000 + "1" + "}" * 4999 + "]")
+
+
+@pytest.mark.parametrize(("document", "bytes_per_byte"), [
+    (b'{"a": ' * 3000 + b"1" + b"}" * 3000, 60),  # was ~200: finished groups chained frames
+    (b"[" * 8000 + b"]" * 8000, 150),  # one frame per level
+    (b"[1, " * 3000 + b"1" + b"]" * 3000, 150),
+], ids=["objects", "arrays", "arrays with items"])
+def test_deep_documents_use_little_memory(json_grammar: Grammar, document: bytes,
+                                          bytes_per_byte: int) -> None:
+    assert json_grammar.matches(document)  # the shared tables are built outside the measure
+    tracemalloc.start()
+    try:
+        assert json_grammar.matches(document)
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert peak < bytes_per_byte * len(document)
+
+
+def test_the_collector_is_paused_only_while_matching(json_grammar: Grammar) -> None:
+    from grammarkit.automata.earley import MatchTimeout
+
+    assert gc.isenabled()
+    assert json_grammar.matches("[" * 1000 + "]" * 1000) and gc.isenabled()
+    ambiguous = Grammar.from_ebnf('root ::= root root | "a"')
+    with pytest.raises(MatchTimeout):
+        ambiguous.matches("a" * 20000, timeout=0.2)
+    assert gc.isenabled()
+    gc.disable()
+    try:
+        assert json_grammar.matches("[]") and not gc.isenabled()
+    finally:
+        gc.enable()
 
 
 def test_deep_self_embedding() -> None:
@@ -156,3 +193,27 @@ def test_highly_ambiguous_grammars_stay_polynomial(source: str) -> None:
     assert grammar.matches("a" * 150)
     assert not grammar.matches("a" * 150 + "b")
     assert time.perf_counter() - started < 10
+
+
+@pytest.mark.xgrammar
+@settings(max_examples=25)
+@given(levels=st.lists(st.sampled_from(["[", '{"a": ', "[1, ", '{"k": [', "[{\"b\": 2, \"c\": "]),
+                       min_size=1, max_size=300),
+       cut=st.integers(0, 10**6), damage=st.sampled_from(["", "]", "}", ",", "x", "drop"]))
+def test_mixed_nesting_equals_xgrammar(json_grammar: Grammar, levels: list[str], cut: int,
+                                       damage: str) -> None:
+    """Completions remembered per frame shape must fit every frame of that shape: documents
+    nesting several kinds of levels (and damaged at one point) get xgrammar's verdicts."""
+    import xgrammar as xgr
+    from xgrammar.testing import _is_grammar_accept_string
+
+    closing = {"[": "]", '{"a": ': "}", "[1, ": "]", '{"k": [': "]}", '[{"b": 2, "c": ': "}]"}
+    innermost = "1" if levels[-1].endswith(" ") else ""  # a value where one is due
+    document = "".join(levels) + innermost + "".join(closing[level] for level in reversed(levels))
+    at = cut % (len(document) + 1)
+    if damage == "drop":
+        document = document[:at] + document[at + 1:]
+    else:
+        document = document[:at] + damage + document[at:]
+    expected = _is_grammar_accept_string(xgr.Grammar.from_ebnf(JSON), document)
+    assert json_grammar.matches(document) == expected

@@ -69,6 +69,15 @@ def test_bad_ids_and_rollback(vocab: Vocabulary) -> None:
         TokenMatcher(Grammar.from_ebnf('root ::= "a"'), vocab, stop_token_ids=[99])
 
 
+@pytest.mark.parametrize("text", [5, 0, 3.0, None, ["a"]])
+def test_accept_string_refuses_what_is_not_text(vocab: Vocabulary, text: object) -> None:
+    m = TokenMatcher(Grammar.from_ebnf('root ::= "\\0"* "a"*'), vocab)
+    with pytest.raises(TypeError, match="expected str or bytes"):
+        m.accept_string(text)  # type: ignore[arg-type]
+    assert m.accept_string(bytearray(b"a")) and m.accept_string(memoryview(b"a"))
+    assert m.accept_string("a") and m.accept_string(b"a") and m.is_completed()
+
+
 def test_token_edges_and_jump_forward(vocab: Vocabulary) -> None:
     m = TokenMatcher(Grammar.from_ebnf(f'root ::= "(" Token({SPECIAL}) ")" | "(" "ab)"'), vocab)
     assert m.find_jump_forward_string() == "("
