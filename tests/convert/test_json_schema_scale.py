@@ -238,3 +238,39 @@ def test_lint_reports_what_convert_reports(tmp_path: Path) -> None:
     result = CliRunner().invoke(main, ["lint", str(path)])
     assert result.exit_code == 1 and "GK154" in result.stdout and "--lenient" in result.stdout
     assert [d.code for d in lint_schema_file(path)] == ["GK154"]
+
+
+# -- issue 12 (real SchemaStore schemas): cloudify and renovate ---------------------------------
+def _aliases(count: int, draft: str) -> dict[str, Any]:
+    """renovate's managers: definitions that are ``{"$ref": "#"}`` beside ignored siblings."""
+    return {
+        "$schema": f"http://json-schema.org/{draft}/schema#",
+        "type": "object",
+        "properties": {
+            **{f"o{i}": {"type": "integer"} for i in range(30)},
+            **{f"m{i}": {"$ref": f"#/definitions/m{i}"} for i in range(count)},
+        },
+        "definitions": {f"m{i}": {"$ref": "#", "type": "object", "description": "manager",
+                                  "markdownDescription": "**manager**", "items": {}}
+                        for i in range(count)},
+    }
+
+
+def test_references_with_ignored_siblings_share_one_rule() -> None:
+    aliased, _ = convert_schema(_aliases(40, "draft-07"))
+    direct = _aliases(40, "draft-07")
+    direct["properties"].update({f"m{i}": {"$ref": "#"} for i in range(40)})
+    # Up to draft 7 `$ref` overrides its siblings: the 40 definitions are the root's one rule,
+    # not 40 copies of it (renovate: 129 copies of a 300-property object, past 20,000 rules).
+    assert len(aliased.rules) == len(convert_schema(direct)[0].rules)
+    grammar = Grammar.from_json_schema(_aliases(40, "draft-07"))
+    assert grammar.matches('{"m3": {"m39": {"o1": 1}}}')
+    assert not grammar.matches('{"m3": {"m39": {"o1": "x"}}}')
+
+
+def test_reference_siblings_still_apply_from_2019_09() -> None:
+    schema = {"$defs": {"a": {"$ref": "#/$defs/b", "minimum": 3}, "b": {"type": "integer"}},
+              "properties": {"p": {"$ref": "#/$defs/a"}, "q": {"$ref": "#/$defs/b"}}}
+    grammar = Grammar.from_json_schema(schema)
+    assert grammar.matches('{"p": 3, "q": 2}')
+    assert not grammar.matches('{"p": 2}')

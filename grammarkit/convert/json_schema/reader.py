@@ -175,15 +175,18 @@ class Reader:
 
     def canonical(self, child: Child) -> Child:
         """``child``, with a reference to a schema that is nothing but a local ``$ref`` (and
-        annotations) replaced by its target, so every use of a definition shares one rule
-        named after it."""
+        annotations, or up to draft 7 any siblings, which ``$ref`` overrides there) replaced by
+        its target, so every use of a definition shares one rule named after it."""
         seen = set()
         while len(child) == 1 and isinstance(child[0], Ref) and child[0].pointer not in seen:
             pointer = child[0].pointer
             seen.add(pointer)
             schema = self.document.at(pointer)
-            if not isinstance(schema, dict) or not isinstance(schema.get("$ref"), str) or any(
-                    key != "$ref" and key not in ANNOTATIONS for key in schema):
+            if not isinstance(schema, dict) or not isinstance(schema.get("$ref"), str):
+                break
+            # Up to draft 7, `$ref` makes its siblings ignored: the schema is an alias.
+            if self.document.location(pointer).draft > 7 and not all(
+                    key == "$ref" or _is_annotation(key) for key in schema):
                 break
             try:
                 target = self.document.resolve(pointer, schema["$ref"])
@@ -304,6 +307,11 @@ class Reader:
             if self.child_is_empty(property_value(s, name), depth):
                 return True
         return False
+
+
+def _is_annotation(keyword: str) -> bool:
+    """Whether ``keyword`` is ignored quietly (it describes, never constrains)."""
+    return keyword in ANNOTATIONS or keyword in VENDOR_ANNOTATIONS or keyword.startswith("x-")
 
 
 def _pointer_of(atom: Ref | Inline | Not) -> str:
@@ -430,8 +438,7 @@ class _SchemaReader:
                 if constraint is not None:
                     node = self.meet(node, constraint, keyword)
         for keyword in schema:
-            if keyword not in _HANDLED and keyword not in ANNOTATIONS and (
-                    keyword not in VENDOR_ANNOTATIONS) and not keyword.startswith("x-"):
+            if keyword not in _HANDLED and not _is_annotation(keyword):
                 self.reporter.note(self.at(keyword), UNKNOWN_KEYWORD,
                                    f"unknown keyword `{keyword}` ignored (JSON Schema treats it "
                                    "as an annotation)")
