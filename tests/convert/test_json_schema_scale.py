@@ -241,6 +241,30 @@ def test_lint_reports_what_convert_reports(tmp_path: Path) -> None:
 
 
 # -- issue 12 (real SchemaStore schemas): cloudify and renovate ---------------------------------
+SELF_CONJUNCT = {
+    "$ref": "#/definitions/vm",
+    "definitions": {"vm": {
+        "type": "object",
+        "allOf": [{"$ref": "#/definitions/vm"},
+                  {"properties": {"os": {"type": "string"}}, "required": ["os"]}],
+    }},
+}
+"""cloudify's WindowsVirtualMachineProperties: a schema that is one of its own allOf conjuncts."""
+
+
+def test_self_conjunct_is_dropped_when_lenient() -> None:
+    grammar = Grammar.from_json_schema(SELF_CONJUNCT, lenient=True)
+    assert [(d.code, d.pointer) for d in grammar.warnings] == [("GK254", "/definitions/vm")]
+    assert grammar.matches('{"os": "windows", "size": 2}')
+    assert not grammar.matches('{"os": 1}') and not grammar.matches("{}")
+
+
+def test_self_conjunct_is_an_error_when_strict() -> None:
+    with pytest.raises(SchemaError) as caught:
+        convert_schema(SELF_CONJUNCT)
+    assert [d.code for d in caught.value.diagnostics] == ["GK154"]
+
+
 def _aliases(count: int, draft: str) -> dict[str, Any]:
     """renovate's managers: definitions that are ``{"$ref": "#"}`` beside ignored siblings."""
     return {

@@ -140,6 +140,7 @@ class Reader:
         self.strict = strict
         self._nodes: dict[Child, Node] = {}
         self._active: list[Child] = []
+        self._conjuncts: list[int] = []
 
     def resolve(self, child: Child) -> Node:
         """The node of a child (the intersection of its atoms).
@@ -154,6 +155,14 @@ class Reader:
             return found
         if child in self._active:
             pointer = next((a.pointer for a in child if isinstance(a, Ref)), "")
+            start = self._active.index(child)
+            if any(depth > start for depth in self._conjuncts):
+                # S = allOf[S, B]: every validator loops forever on it; its largest
+                # solution, S = B, drops the self-conjunct.
+                self.reporter.relax(pointer, "this schema is one of its own `allOf` "
+                                    "conjuncts (through $ref); that conjunct is ignored",
+                                    "remove the reference to the schema itself from its allOf")
+                return replace(ANYTHING, exact=False)
             raise self.reporter.fail(pointer, "this schema refers to itself through $ref or "
                                      "applicators with nothing in between, so it has no "
                                      "base case", CYCLIC_REF,
@@ -172,6 +181,15 @@ class Reader:
             self._active.pop()
         self._nodes[child] = node
         return node
+
+    def conjunct(self, child: Child) -> Node:
+        """The node of an ``allOf`` conjunct: as :meth:`resolve`, except that a cycle back
+        through this conjunct is cut (relaxed) instead of refused."""
+        self._conjuncts.append(len(self._active))
+        try:
+            return self.resolve(child)
+        finally:
+            self._conjuncts.pop()
 
     def canonical(self, child: Child) -> Child:
         """``child``, with a reference to a schema that is nothing but a local ``$ref`` (and
@@ -704,7 +722,7 @@ class _SchemaReader:
             return None
         node = ANYTHING
         for child in children:
-            node = self.meet(node, self.reader.resolve(child), "allOf")
+            node = self.meet(node, self.reader.conjunct(child), "allOf")
         return node
 
     def any_of(self) -> Node | None:
