@@ -47,6 +47,13 @@ def clause_value(clause: Clause, name: str) -> Child:
     """What one clause requires of property ``name``: its ``properties`` entry and matching
     patterns' schemas, or ``additional`` if neither applies. A pattern that can't be compiled
     may or may not match: then neither its schema nor ``additional`` is required (a superset)."""
+    found = clause.values.get(name)
+    if found is None:
+        found = clause.values[name] = _clause_value(clause, name)
+    return found
+
+
+def _clause_value(clause: Clause, name: str) -> Child:
     parts: list[Child] = []
     declared = False
     unknown = False

@@ -15,10 +15,11 @@ recursive schemas finite and lets each distinct child become one grammar rule.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from decimal import Decimal
-from functools import cached_property
+from functools import cached_property, lru_cache
 
 from grammarkit.convert.json_schema.numbers import Bound
 
@@ -54,17 +55,27 @@ Child = tuple[Atom, ...]
 ANY: Child = ()
 
 
-def _order(atom: Atom) -> tuple[int, str, str]:
+def _order(atom: Atom) -> tuple[int, tuple[str | int, ...], int, str]:
     if isinstance(atom, Ref):
-        return 0, atom.pointer, ""
+        return 0, _natural(atom.pointer), 0, ""
     if isinstance(atom, Not):
-        return 1, atom.pointer, atom.keyword
-    return 2, "", ""
+        return 0, _natural(atom.pointer), 1, atom.keyword
+    return 1, (), 0, ""
+
+
+@lru_cache(maxsize=1 << 16)
+def _natural(pointer: str) -> tuple[str | int, ...]:
+    """``pointer`` ordered with its numbers as numbers (``/allOf/9`` before ``/allOf/10``), so
+    the conjunctions a chain of ``allOf`` or ``if`` builds grow at their end and each extends
+    one already resolved."""
+    return tuple(int(part) if index % 2 else part
+                 for index, part in enumerate(re.split(r"(\d+)", pointer)))
 
 
 def conjoin(*children: Child) -> Child:
-    """The intersection of children: their atoms, deduplicated, references first (sorted by
-    pointer). The order is deterministic, so equal conjunctions built alike compare equal."""
+    """The intersection of children: their atoms, deduplicated, in document order (references
+    and complements by pointer, inline nodes last). The order is deterministic, so equal
+    conjunctions built alike compare equal."""
     atoms = dict.fromkeys(atom for child in children for atom in child)
     return tuple(sorted(atoms, key=_order))
 
@@ -188,6 +199,12 @@ class Clause:
         for name, child in self.properties:
             found.setdefault(name, []).append(child)
         return found
+
+    @cached_property
+    def values(self) -> dict[str, Child]:
+        """What this clause requires of each property name asked about so far (filled by
+        :func:`~.membership.clause_value`)."""
+        return {}
 
 
 @dataclass(frozen=True)

@@ -141,6 +141,7 @@ class Reader:
         self._nodes: dict[Child, Node] = {}
         self._active: list[Child] = []
         self._conjuncts: list[int] = []
+        self._complements: dict[tuple[Not, str, str], Node] = {}
 
     def resolve(self, child: Child) -> Node:
         """The node of a child (the intersection of its atoms).
@@ -174,8 +175,13 @@ class Reader:
                                      "flatten nested allOf/anyOf/$ref chains")
         self._active.append(child)
         try:
-            node = ANYTHING
-            for atom in child:
+            # Chains of `if` or `oneOf` build conjunctions one atom longer at a time (atoms
+            # are in document order): one intersection each, not one per atom.
+            prefix = self._nodes.get(child[:-1]) if len(child) > 1 else None
+            node, rest = (ANYTHING, child) if prefix is None else (prefix, child[-1:])
+            for atom in rest:
+                if node == NOTHING:
+                    break
                 node = self._meet(node, self._atom(atom), _pointer_of(atom))
         finally:
             self._active.pop()
@@ -220,8 +226,12 @@ class Reader:
             return atom.node
         if isinstance(atom, Ref):
             return self._read(atom.pointer)
-        complement = self.complement(self.resolve(atom.child), atom.pointer, atom.keyword)
-        return complement
+        key = (atom, atom.pointer, atom.keyword)
+        found = self._complements.get(key)
+        if found is None:
+            found = self.complement(self.resolve(atom.child), atom.pointer, atom.keyword)
+            self._complements[key] = found
+        return found
 
     def complement(self, node: Node, pointer: str, keyword: str) -> Node:
         """``not node``, or (relaxed) any value if it has no representation."""

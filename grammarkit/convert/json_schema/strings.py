@@ -62,7 +62,7 @@ def string_expr(s: StringSet, emitter: Emitter, name: str) -> ast.Expr:
     if literal_sets:
         return _literals(s, literal_sets, emitter, name)
     languages = [lang for lang in s.languages if _compiles(lang, emitter)]
-    excluded = [lang for lang in s.excluded if _compiles(lang, emitter)]
+    excluded = _merged_literals([lang for lang in s.excluded if _compiles(lang, emitter)])
     if not languages and not excluded:
         if s.min_length == 0 and s.max_length is None:
             return emitter.any_string()
@@ -77,6 +77,16 @@ def string_expr(s: StringSet, emitter: Emitter, name: str) -> ast.Expr:
     except (TooComplex, LanguageError) as exc:
         return _relaxed(s, languages, emitter, str(exc))
     return quoted(emitter.memo(("string automaton", dfa), lambda: _dfa_expr(dfa, emitter, name)))
+
+
+def _merged_literals(languages: list[Language]) -> list[Language]:
+    """``languages`` with every literal set among them as one (a chain of ``if`` excluding
+    one constant each costs one automaton, not one product per constant)."""
+    literal_sets = [lang for lang in languages if isinstance(lang, Literals)]
+    if len(literal_sets) < 2:
+        return languages
+    merged = Literals.of(value for lang in literal_sets for value in lang.values)
+    return [lang for lang in languages if not isinstance(lang, Literals)] + [merged]
 
 
 def _compiles(language: Language, emitter: Emitter) -> bool:
