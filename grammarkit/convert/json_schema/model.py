@@ -206,6 +206,14 @@ class Clause:
         :func:`~.membership.clause_value`)."""
         return {}
 
+    def __hash__(self) -> int:
+        return self._hash
+
+    @cached_property
+    def _hash(self) -> int:
+        # Computed once: chains of `if` and `allOf` hash the same deep clauses many times.
+        return hash((self.properties, self.patterns, self.additional))
+
 
 @dataclass(frozen=True)
 class ObjectSet:
@@ -220,6 +228,14 @@ class ObjectSet:
     names: tuple[StringSet, ...] | None = None
     dependent_required: tuple[tuple[str, tuple[str, ...]], ...] = ()
     pointer: str = field(default="", compare=False)
+
+    def __hash__(self) -> int:
+        return self._hash
+
+    @cached_property
+    def _hash(self) -> int:
+        return hash((self.clauses, self.required, self.min_properties, self.max_properties,
+                     self.names, self.dependent_required))
 
 
 @dataclass(frozen=True)
