@@ -35,7 +35,8 @@ from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Generic, TypeVar
 
 from grammarkit.automata.determinize import Automaton, determinize, minimize
-from grammarkit.automata.lazy_dfa import Positions, SubsetBuilder, clamped
+from grammarkit.automata.interval_subsets import Fragmented, IntervalSubsets
+from grammarkit.automata.lazy_dfa import PlainSubsets, Positions, SubsetBuilder, clamped
 from grammarkit.automata.nfa import NFA, Budget, Loop, TokenEdge
 from grammarkit.diagnostics import GrammarError, error
 
@@ -47,6 +48,8 @@ if TYPE_CHECKING:
 ByteEdges = tuple[tuple[int, int, int], ...]
 CallEdges = tuple[tuple[int, int], ...]
 TokenEdges = tuple[tuple[TokenEdge, int], ...]
+Content = Positions | tuple[int, ...]
+"""What a lazily built state stands for: a position set, or rank intervals (interval_subsets)."""
 
 MAX_POSITIONS = 4_000_000
 """How many NFA positions the lazily built states of one grammar may hold (about 400 MB)."""
@@ -122,9 +125,9 @@ class CompiledGrammar:
         self._rules = list(rules)
         self._spans = list(spans)
         self._starts = [-1] * len(self._rules)
-        self._builders: list[SubsetBuilder | None] = [None] * len(self._rules)
-        self._index: dict[tuple[int, Positions], int] = {}
-        self._content: list[Positions | None] = []
+        self._builders: list[SubsetBuilder | IntervalSubsets | None] = [None] * len(self._rules)
+        self._index: dict[tuple[int, Content], int] = {}
+        self._content: list[Content | None] = []
         self._bytes: list[ByteEdges | None] = []
         self._calls: list[CallEdges | None] = []
         self._tokens: list[TokenEdges | None] = []
@@ -174,10 +177,20 @@ class CompiledGrammar:
                                 tuple((k, t + base) for k, t in source.token_edges[s]))
             self.finals.update(f + base for f in source.finals)
             return source.start + base
-        builder = self._builders[rule] = SubsetBuilder.for_nfa(source)
-        return self._lazy_state(rule, builder.start())
+        if source.counted:
+            builder: SubsetBuilder | IntervalSubsets = SubsetBuilder.for_nfa(source)
+            start = builder.start()
+        else:
+            try:
+                builder = IntervalSubsets(source)
+                start = builder.start()
+            except Fragmented:
+                builder = PlainSubsets(source)
+                start = builder.start()
+        self._builders[rule] = builder
+        return self._lazy_state(rule, start)
 
-    def _new_state(self, rule: int, content: Positions | None, calls: CallEdges | None,
+    def _new_state(self, rule: int, content: Content | None, calls: CallEdges | None,
                    byte_edges: ByteEdges | None = (), tokens: TokenEdges | None = ()) -> int:
         self.state_rule.append(rule)
         self._content.append(content)
@@ -186,7 +199,7 @@ class CompiledGrammar:
         self._tokens.append(tokens)
         return len(self.state_rule) - 1
 
-    def _lazy_state(self, rule: int, positions: Positions) -> int:
+    def _lazy_state(self, rule: int, positions: Content) -> int:
         key = (rule, positions)
         found = self._index.get(key)
         if found is None:
@@ -199,7 +212,7 @@ class CompiledGrammar:
             found = self._index[key] = self._new_state(rule, positions, None, None, None)
             builder = self._builders[rule]
             assert builder is not None
-            if builder.is_final(positions):
+            if builder.is_final(positions):  # type: ignore[arg-type]  # content of the builder
                 self.finals.add(found)
         return found
 
@@ -209,23 +222,52 @@ class CompiledGrammar:
         positions = self._content[state]
         builder = self._builders[rule]
         assert positions is not None and builder is not None
+        moves: tuple[Sequence[tuple[int, int, Content]], Sequence[tuple[int, Content]],
+                     Sequence[tuple[TokenEdge, Content]]]
+        if isinstance(builder, IntervalSubsets):
+            assert isinstance(positions, tuple)
+            try:
+                moves = builder.moves(positions)
+            except Fragmented:
+                self._to_plain_sets(rule, builder)
+                self._expand(state)
+                return
+        else:
+            assert isinstance(positions, frozenset)
+            moves = (builder.byte_moves(positions), builder.call_moves(positions),
+                     builder.token_moves(positions))
         intern = self._lazy_state
         ranges: list[tuple[int, int, int]] = []
-        for lo, hi, targets in builder.byte_moves(positions):
+        for lo, hi, targets in moves[0]:
             t = intern(rule, targets)
             if ranges and ranges[-1][2] == t and ranges[-1][1] + 1 == lo:
                 ranges[-1] = (ranges[-1][0], hi, t)
             else:
                 ranges.append((lo, hi, t))
-        calls = tuple((r, intern(rule, targets)) for r, targets in builder.call_moves(positions))
-        tokens = tuple((k, intern(rule, targets)) for k, targets in builder.token_moves(positions))
+        calls = tuple((r, intern(rule, targets)) for r, targets in moves[1])
+        tokens = tuple((k, intern(rule, targets)) for k, targets in moves[2])
         self._bytes[state] = tuple(ranges)
         self._calls[state] = calls
         self._tokens[state] = tokens
 
-    def _counted_rule(self, state: int) -> bool:
+    def _to_plain_sets(self, rule: int, builder: IntervalSubsets) -> None:
+        """Continue ``rule`` with plain position sets: its interval sets do not compress."""
+        self._builders[rule] = PlainSubsets(builder.nfa)
+        for state, content in enumerate(self._content):
+            if isinstance(content, tuple) and self.state_rule[state] == rule:
+                plain = builder.expand(content)
+                del self._index[(rule, content)]
+                self._index[(rule, plain)] = state
+                self._content[state] = plain
+                self._positions += len(plain) - len(content)
+
+    def _counted_positions(self, state: int) -> Positions | None:
+        """The positions of ``state`` if its rule has counted repetitions, else ``None``."""
+        positions = self._content[state]
+        if not isinstance(positions, frozenset):
+            return None
         builder = self._builders[self.state_rule[state]]
-        return builder is not None and builder.counted
+        return positions if builder is not None and builder.counted else None
 
     def canonical_state(self, state: int, horizon: int) -> int:
         """A state accepting the same byte strings as ``state`` up to ``horizon`` bytes long.
@@ -234,8 +276,8 @@ class CompiledGrammar:
         (:meth:`~grammarkit.automata.nfa.Loop.clamp`), so a decoder sees the middle of
         ``[a-z]{0,100000}`` as one state. Other states are their own canonical state.
         """
-        positions = self._content[state]
-        if positions is None or not self._counted_rule(state):
+        positions = self._counted_positions(state)
+        if positions is None:
             return state
         key = (state, horizon)
         found = self._canonical.get(key)
@@ -267,8 +309,8 @@ class CompiledGrammar:
         return limit if limit >= 2 else None
 
     def _run_frame(self, state: int) -> tuple[Loop, int, bool] | None:
-        positions = self._content[state]
-        if positions is None or not self._counted_rule(state):
+        positions = self._counted_positions(state)
+        if positions is None:
             return None
         deepest = max((counters for _, counters in positions), key=len)
         if not deepest:
@@ -284,7 +326,7 @@ class CompiledGrammar:
     def shifted(self, state: int, iterations: int) -> int:
         """``state`` with the count of its :meth:`run_limit` loop raised by ``iterations``."""
         frame = self._run_frame(state)
-        positions = self._content[state]
+        positions = self._counted_positions(state)
         assert frame is not None and positions is not None
         loop, count, progressed = frame
         raised = (loop, count + iterations, progressed)

@@ -24,6 +24,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
+from grammarkit._gc import paused_gc
 from grammarkit.automata.compiled import CompiledGrammar
 from grammarkit.automata.construct import build_expression
 from grammarkit.automata.determinize import Automaton, determinize, minimize, trim
@@ -57,6 +58,11 @@ def compile_grammar(grammar: ast.GrammarAST, root: str = "root") -> CompiledGram
         for a grammar beyond the memory ceiling or a lazy rule that cannot be flattened, or the
         error of an invalid ``Regex`` pattern.
     """
+    with paused_gc():  # millions of small lists, no cycles: collections only slow it down
+        return _compile(grammar, root)
+
+
+def _compile(grammar: ast.GrammarAST, root: str) -> CompiledGrammar:
     rules = grammar.rule_map()
     if root not in rules:
         raise GrammarError([error("GK105", f"the root rule `{root}` is not defined", None,
