@@ -10,7 +10,9 @@ States
     determinized and minimized at once; large ones and those with counted repetitions are
     determinized lazily (:mod:`grammarkit.automata.lazy_dfa`): a state's edges are computed the
     first time one of ``byte_edges[s]``, ``call_edges[s]``, ``token_edges[s]`` is read, so a
-    grammar costs what inputs visit, not the size of its automata.
+    grammar costs what inputs visit, not the size of its automata. Lazy rules without counters
+    hold their position sets as rank intervals (:mod:`grammarkit.automata.interval_subsets`),
+    so a long chain of optional items costs a few ints per state, not its length.
 Rules
     Ints ``0..num_rules-1`` (``rule_names`` in grammar order, only rules reachable from the root
     after inlining). A derivation of ``r`` begins in ``rule_start[r]`` and ends in any state of
@@ -32,7 +34,7 @@ Memory ceiling
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from typing import TYPE_CHECKING, Generic, TypeVar
+from typing import TYPE_CHECKING, Any, Generic, TypeVar
 
 from grammarkit.automata.determinize import Automaton, determinize, minimize
 from grammarkit.automata.interval_subsets import Fragmented, IntervalSubsets
@@ -59,6 +61,11 @@ EAGER_LIMIT = 2_000
 
 _DFA_GROWTH = 4
 """An eager determinization gives up (the rule goes lazy) past this many times the NFA size."""
+
+_INTERVALS_AFTER = 4
+"""A lazy rule without counters switches to rank intervals once its states hold this many
+times its NFA's size in positions (large sets that keep coming: a chain of optional items;
+an alternation's sets shrink as bytes are read and never get there)."""
 
 E = TypeVar("E")
 
@@ -133,6 +140,8 @@ class CompiledGrammar:
         self._tokens: list[TokenEdges | None] = []
         self._canonical: dict[tuple[int, int], int] = {}
         self._positions = 0
+        self._rule_positions = [0] * len(self._rules)
+        self._no_intervals: set[int] = set()  # rules whose sets do not compress
         self.state_rule: list[int] = []
         self.finals: set[int] = set()
         self.byte_edges: LazyEdges[ByteEdges] = LazyEdges(self._bytes, self._expand)
@@ -177,18 +186,8 @@ class CompiledGrammar:
                                 tuple((k, t + base) for k, t in source.token_edges[s]))
             self.finals.update(f + base for f in source.finals)
             return source.start + base
-        if source.counted:
-            builder: SubsetBuilder | IntervalSubsets = SubsetBuilder.for_nfa(source)
-            start = builder.start()
-        else:
-            try:
-                builder = IntervalSubsets(source)
-                start = builder.start()
-            except Fragmented:
-                builder = PlainSubsets(source)
-                start = builder.start()
-        self._builders[rule] = builder
-        return self._lazy_state(rule, start)
+        builder = self._builders[rule] = SubsetBuilder.for_nfa(source)
+        return self._lazy_state(rule, builder.start())
 
     def _new_state(self, rule: int, content: Content | None, calls: CallEdges | None,
                    byte_edges: ByteEdges | None = (), tokens: TokenEdges | None = ()) -> int:
@@ -204,6 +203,7 @@ class CompiledGrammar:
         found = self._index.get(key)
         if found is None:
             self._positions += len(positions)
+            self._rule_positions[rule] += len(positions)
             if self._positions > MAX_POSITIONS:
                 raise GrammarError([error(
                     "GK121", f"grammar too large: its automata reach the memory ceiling of "
@@ -222,6 +222,11 @@ class CompiledGrammar:
         positions = self._content[state]
         builder = self._builders[rule]
         assert positions is not None and builder is not None
+        if (isinstance(builder, PlainSubsets) and rule not in self._no_intervals
+                and self._rule_positions[rule] > _INTERVALS_AFTER * builder.nfa.num_states):
+            builder = self._to_intervals(rule, builder.nfa)
+            positions = self._content[state]
+            assert positions is not None
         moves: tuple[Sequence[tuple[int, int, Content]], Sequence[tuple[int, Content]],
                      Sequence[tuple[TokenEdge, Content]]]
         if isinstance(builder, IntervalSubsets):
@@ -229,6 +234,7 @@ class CompiledGrammar:
             try:
                 moves = builder.moves(positions)
             except Fragmented:
+                self._no_intervals.add(rule)
                 self._to_plain_sets(rule, builder)
                 self._expand(state)
                 return
@@ -250,16 +256,26 @@ class CompiledGrammar:
         self._calls[state] = calls
         self._tokens[state] = tokens
 
+    def _to_intervals(self, rule: int, nfa: NFA) -> IntervalSubsets:
+        """Continue ``rule`` with rank intervals: its sets are large and keep coming."""
+        builder = IntervalSubsets(nfa)
+        self._builders[rule] = builder
+        self._rebuild_index(rule, frozenset, builder.compress)
+        return builder
+
+    def _rebuild_index(self, rule: int, kind: type, convert: Callable[[Any], Content]) -> None:
+        for state, content in enumerate(self._content):
+            if content is not None and isinstance(content, kind) and self.state_rule[state] == rule:
+                new = convert(content)
+                del self._index[(rule, content)]
+                self._index[(rule, new)] = state
+                self._content[state] = new
+                self._positions += len(new) - len(content)
+
     def _to_plain_sets(self, rule: int, builder: IntervalSubsets) -> None:
         """Continue ``rule`` with plain position sets: its interval sets do not compress."""
         self._builders[rule] = PlainSubsets(builder.nfa)
-        for state, content in enumerate(self._content):
-            if isinstance(content, tuple) and self.state_rule[state] == rule:
-                plain = builder.expand(content)
-                del self._index[(rule, content)]
-                self._index[(rule, plain)] = state
-                self._content[state] = plain
-                self._positions += len(plain) - len(content)
+        self._rebuild_index(rule, tuple, builder.expand)
 
     def _counted_positions(self, state: int) -> Positions | None:
         """The positions of ``state`` if its rule has counted repetitions, else ``None``."""

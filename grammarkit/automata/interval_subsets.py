@@ -108,6 +108,11 @@ class IntervalSubsets:
                 lo += 1 << level
         return self._combine(parts)
 
+    def compress(self, states: frozenset[int]) -> Intervals:
+        """The intervals of a closed set of NFA states (from plain sets)."""
+        rank = self._rank
+        return union([(r, r) for r in sorted(rank[s] for s in states)] or [()])
+
     def expand(self, positions: Intervals) -> frozenset[int]:
         """The NFA states of ``positions`` (to continue with plain sets)."""
         states = self._states
