@@ -58,7 +58,7 @@ class Grammar:
 
         source = SourceText(decode_source(text), path or "<string>")
         result = parse(source.text, root)
-        found = [*result.diagnostics, *check_regex_macros(result.ast)]
+        found = [*result.diagnostics, *check_regex_macros(result.regex_macros)]
         diagnostics = [d.with_source(source) for d in found]
         if any(d.is_error for d in diagnostics):
             raise GrammarError(diagnostics)

@@ -26,6 +26,7 @@ from __future__ import annotations
 import itertools
 import math
 import random
+from collections import deque
 from collections.abc import Callable, Iterator
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any, Protocol
@@ -545,22 +546,34 @@ def _minimal_derivations(rules: dict[str, ast.Rule], expand: Expand, tokens: boo
     """For every expression node (by ``id``): its smallest derivation's size and length.
 
     Sizes are numbers of expansion steps (``inf``: no finite derivation); lengths count
-    characters. Computed as a fixpoint over the rules, each body traversed iteratively.
+    characters. Computed as a fixpoint over the rules with a worklist: a rule is measured
+    again only when a rule it references got smaller (linear on a chain of rules, where
+    sweeping over all rules until nothing changes is quadratic), each body iteratively.
     ``tokens``: count ``Token(...)`` as derivable (it is, by a token id, not by text).
     """
     rule_size: dict[str, float] = {name: INFINITE for name in rules}
     rule_length: dict[str, float] = {name: INFINITE for name in rules}
     size: dict[int, float] = {}
     length: dict[int, float] = {}
-    changed = True
-    while changed:
-        changed = False
-        for name, rule in rules.items():
-            _measure(rule.body, rules, rule_size, rule_length, size, length, expand, tokens)
-            new = (size[id(rule.body)], length[id(rule.body)])
-            if new != (rule_size[name], rule_length[name]):
-                rule_size[name], rule_length[name] = new
-                changed = True
+    referrers: dict[str, dict[str, None]] = {name: {} for name in rules}  # ordered sets
+    for name, rule in rules.items():
+        for referenced, _ in ast.referenced_rules(rule.body):
+            if referenced in referrers:
+                referrers[referenced][name] = None
+    pending = deque(rules)
+    queued = set(rules)
+    while pending:
+        name = pending.popleft()
+        queued.discard(name)
+        body = rules[name].body
+        _measure(body, rules, rule_size, rule_length, size, length, expand, tokens)
+        new = (size[id(body)], length[id(body)])
+        if new != (rule_size[name], rule_length[name]):
+            rule_size[name], rule_length[name] = new
+            for referrer in referrers[name]:
+                if referrer not in queued:
+                    pending.append(referrer)
+                    queued.add(referrer)
     return size, length
 
 

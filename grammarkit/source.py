@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import bisect
 import os
+import re
 import sys
 from dataclasses import dataclass, field
 
@@ -15,6 +16,9 @@ class Position:
     line: int
     column: int
     byte_column: int
+
+
+_LINE_BREAK = re.compile(r"\r\n|\r|\n")
 
 
 @dataclass(frozen=True)
@@ -29,19 +33,7 @@ class SourceText:
     _line_starts: list[int] = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
-        starts = [0]
-        text = self.text
-        i = 0
-        n = len(text)
-        while i < n:
-            c = text[i]
-            if c == "\n":
-                starts.append(i + 1)
-            elif c == "\r":
-                if i + 1 < n and text[i + 1] == "\n":
-                    i += 1
-                starts.append(i + 1)
-            i += 1
+        starts = [0, *(m.end() for m in _LINE_BREAK.finditer(self.text))]
         object.__setattr__(self, "_line_starts", starts)
 
     def position(self, offset: int) -> Position:

@@ -187,3 +187,14 @@ def test_strategy_shrinks_to_the_simplest_sentence() -> None:
 
     grammar = Grammar.from_ebnf('root ::= "[" item ("," item)* "]"\nitem ::= [0-9]+ | "x"')
     assert find(from_grammar(grammar), lambda s: "," in s) == "[x,x]"
+
+
+def test_a_long_chain_of_rules_samples_its_only_length() -> None:
+    """Every sentence of the chain has one character per rule; measuring the rules' shortest
+    derivations once per chain link (not one sweep per link) keeps this quick."""
+    count = 2000
+    links = "\n".join(f'r{k} ::= "x" r{k + 1} | "y" r{k + 1}' for k in range(count))
+    grammar = Grammar.from_ebnf(f'root ::= r0\n{links}\nr{count} ::= "."\n')
+    sentences = sample(grammar, n=2, seed=1, max_length=5000)
+    assert [len(s) for s in sentences] == [count + 1] * 2
+    assert all(set(s[:-1]) <= {"x", "y"} and s.endswith(".") for s in sentences)

@@ -51,7 +51,7 @@ def lint(
     text = decode_source(text)
     source = SourceText(text, path or "<string>")
     result = parse(text, root)
-    diagnostics = [*result.diagnostics, *check_regex_macros(result.ast)]
+    diagnostics = [*result.diagnostics, *check_regex_macros(result.regex_macros)]
     if not any(d.is_error for d in diagnostics):
         with paused_gc():
             warnings = _run(LintContext(result.ast, root, source), codes)

@@ -17,7 +17,7 @@ flavor (JavaScript syntax as xgrammar's regex front-end reads it); then, as xgra
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import replace
 
 from grammarkit.automata import utf8
@@ -31,22 +31,18 @@ _SUPPORTED_FLAGS = frozenset("isu")
 _INLINE_IGNORE_CASE = "(?i)"
 
 
-def check_regex_macros(grammar: ast.GrammarAST) -> list[Diagnostic]:
-    """The errors of every ``Regex(...)`` in ``grammar``, each located at its macro call.
+def check_regex_macros(macros: Iterable[ast.RegexMacro]) -> list[Diagnostic]:
+    """The errors of each ``Regex(...)`` call in ``macros``, each located at its call.
 
-    Run when a grammar is parsed, so ``lint`` reports a bad pattern instead of a later
-    ``matches`` raising.
+    Run when a grammar is parsed (on :attr:`ParseResult.regex_macros`), so ``lint`` reports a
+    bad pattern instead of a later ``matches`` raising.
     """
     found: list[Diagnostic] = []
-    for rule in grammar.rules:
-        bodies = (rule.body,) if rule.lookahead is None else (rule.body, rule.lookahead)
-        for body in bodies:
-            for node in ast.walk(body):
-                if isinstance(node, ast.RegexMacro):
-                    try:
-                        expand_regex(node)
-                    except GrammarError as exc:
-                        found.extend(exc.diagnostics)
+    for node in macros:
+        try:
+            expand_regex(node)
+        except GrammarError as exc:
+            found.extend(exc.diagnostics)
     return found
 
 

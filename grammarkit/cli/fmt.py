@@ -115,7 +115,7 @@ def _format(source: SourceText, root: str) -> tuple[str | None, str]:
     if isinstance(grammar, GrammarError):
         return None, render(grammar.diagnostics)
     formatted = print_grammar(grammar.ast, source.text)
-    if not _same_rules(grammar, formatted, root):
+    if formatted != source.text and not _same_rules(grammar, formatted, root):
         return None, (f"error: formatting {source.path} would change its rules, so it is left "
                       "as it is; this is a bug in grammarkit fmt, please report it")
     return formatted, ""

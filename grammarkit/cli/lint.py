@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import sys
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 import click
 
@@ -62,17 +62,15 @@ def command(paths: tuple[str, ...], strict: bool, select: tuple[str, ...],
 
     selected, check_selected = split_check_selectors(_codes(select))
     ignored, check_ignored = split_check_selectors(_codes(ignore))
-    schema_linter = _schema_linter()
     skipped: list[Diagnostic] = []
     diagnostics: list[Diagnostic] = []
     checked = 0
     unreadable = False
     for path in files(paths, skipped=skipped):
         if path.endswith(SCHEMA_SUFFIX):
-            if schema_linter is None:
-                echo(f"note: skipping {path}: JSON Schema linting is not available", err=True)
-                continue
-            diagnostics.extend(schema_linter(path))
+            from grammarkit.convert.json_schema import lint_schema_file  # only for schemas
+
+            diagnostics.extend(lint_schema_file(path))
         else:
             try:
                 source = read(path)
@@ -128,13 +126,6 @@ def _codes(values: tuple[str, ...]) -> list[str] | None:
     """``("GK201,GK202", "GK3")`` → ``["GK201", "GK202", "GK3"]``; ``None`` when empty."""
     codes = [code.strip() for value in values for code in value.split(",") if code.strip()]
     return codes or None
-
-
-def _schema_linter() -> Any:
-    """The JSON Schema converter's ``lint_schema_file(path)``, if it provides one."""
-    from grammarkit.convert import json_schema
-
-    return getattr(json_schema, "lint_schema_file", None)
 
 
 def _lint_summary(errors: int, warnings: int, files: int) -> str:

@@ -15,10 +15,6 @@ from functools import lru_cache
 from importlib import resources
 from typing import Any, Protocol
 
-from lark import Lark
-from lark.lexer import Lexer as LarkLexer
-from lark.parsers.lalr_analysis import Shift
-
 
 class Token(Protocol):
     """What the driver needs of a token: its kind and its character offsets."""
@@ -39,6 +35,7 @@ class _Reduction:
     size: int
     spliced: tuple[bool, ...] | None  # per child: a helper list to splice (None: no helpers)
     action: Action | None  # None for Lark's `__x_star_n` helpers, whose value is their list
+    forwards: bool  # a one-child reduction whose value is that child: no call needed
 
 
 class SyntaxErrorAt(Exception):
@@ -58,16 +55,6 @@ class EndOfInput:
 
     def __init__(self, at: int):
         self.start = self.end = at
-
-
-class _TokenFeed(LarkLexer):
-    """Lark needs a lexer class; the dialect's tokens come from :mod:`grammarkit.ebnf.lexer`."""
-
-    def __init__(self, conf: Any) -> None:
-        pass
-
-    def lex(self, tokens: Any) -> Any:  # type: ignore[override]
-        return iter(tokens)
 
 
 @dataclass(frozen=True)
@@ -101,46 +88,70 @@ class Parser:
                     ends.append(token.end)
                     break
                 rule: _Reduction = step  # type: ignore[assignment]
-                size = rule.size
-                children = values[-size:]
-                first, last = starts[-size], ends[-1]
-                del states[-size:], values[-size:], starts[-size:], ends[-size:]
-                if rule.spliced is not None:
-                    # a left-recursive helper grows its own list in place (linear, not quadratic)
-                    helper = rule.action is None
-                    flat: list[Any] = children[0] if helper and rule.spliced[0] else []
-                    for child, splice in zip(children, rule.spliced):
-                        if child is flat:
-                            continue
-                        if splice:
-                            flat.extend(child)
-                        else:
-                            flat.append(child)
-                    children = flat
                 build = rule.action
-                value = children if build is None else build(context, children, first, last)
-                goto = actions[states[-1]][rule.goto]
-                states.append(goto)  # type: ignore[arg-type]
-                values.append(value)
-                starts.append(first)
-                ends.append(last)
+                if rule.size == 1 and rule.spliced is None:
+                    # most reductions: rewrite the top of the stacks in place
+                    if rule.forwards:
+                        value = values[-1]
+                    elif build is None:
+                        value = [values[-1]]
+                    else:
+                        value = build(context, [values[-1]], starts[-1], ends[-1])
+                    goto = actions[states[-2]][rule.goto]  # a goto is always a state
+                    states[-1] = goto  # type: ignore[assignment]
+                    values[-1] = value
+                else:
+                    size = rule.size
+                    children = values[-size:]
+                    first, last = starts[-size], ends[-1]
+                    del states[-size:], values[-size:], starts[-size:], ends[-size:]
+                    if rule.spliced is not None:
+                        # a left-recursive helper grows its own list in place (not quadratic)
+                        flat: list[Any] = children[0] if build is None and rule.spliced[0] else []
+                        for child, splice in zip(children, rule.spliced):
+                            if child is flat:
+                                continue
+                            if splice:
+                                flat.extend(child)
+                            else:
+                                flat.append(child)
+                        children = flat
+                    value = children if build is None else build(context, children, first, last)
+                    goto = actions[states[-1]][rule.goto]
+                    states.append(goto)  # type: ignore[arg-type]
+                    values.append(value)
+                    starts.append(first)
+                    ends.append(last)
                 if kind == "$END" and goto == end_state:
                     return value
         raise AssertionError("unreachable: $END either reduces to the start rule or fails")
 
 
-def parser(actions: Mapping[str, Action]) -> Parser:
-    """A parser for ``syntax.lark`` whose reductions call ``actions[alias or rule name]``."""
-    return _parser(tuple(actions.items()))
+def parser(actions: Mapping[str, Action], forwarding: frozenset[str] = frozenset()) -> Parser:
+    """A parser for ``syntax.lark`` whose reductions call ``actions[alias or rule name]``.
+
+    A rule named in ``forwarding`` has, over a single child, that child as its value: the
+    driver skips the call there (``item: element`` without a quantifier, say).
+    """
+    return _parser(tuple(actions.items()), forwarding)
 
 
 @lru_cache(maxsize=4)
-def _parser(named_actions: tuple[tuple[str, Action], ...]) -> Parser:
-    """Lark computes the tables (and caches its analysis on disk, so this is fast)."""
+def _parser(named_actions: tuple[tuple[str, Action], ...], forwarding: frozenset[str]) -> Parser:
+    """Lark computes the tables (and caches its analysis on disk, so this is fast).
+
+    Lark is imported here, not with the module: a grammar of plain rules never needs the
+    tables (see :mod:`grammarkit.ebnf.descent`), and a pre-commit hook saves the import.
+    """
+    from lark import Lark
+    from lark.parsers.lalr_analysis import Shift
+
+    from grammarkit.ebnf.lark_feed import TokenFeed
+
     actions_by_name = dict(named_actions)
     source = resources.files("grammarkit.ebnf").joinpath("syntax.lark").read_text("utf-8")
     lark = Lark(
-        source, parser="lalr", lexer=_TokenFeed, start=["rule", "macro_call"], cache=True
+        source, parser="lalr", lexer=TokenFeed, start=["rule", "macro_call"], cache=True
     )
     table = lark.parser.parser.parser.parse_table
     reductions: dict[int, _Reduction] = {}
@@ -150,11 +161,13 @@ def _parser(named_actions: tuple[tuple[str, Action], ...]) -> Parser:
             symbols = [s.name for s in rule.expansion]
             spliced = tuple(s.startswith("__") for s in symbols)
             helper = rule.origin.name.startswith("__")
+            name = rule.alias or rule.origin.name
             reductions[id(rule)] = _Reduction(
                 goto=rule.origin.name,
                 size=len(symbols),
                 spliced=spliced if any(spliced) else None,
-                action=None if helper else actions_by_name[rule.alias or rule.origin.name],
+                action=None if helper else actions_by_name[name],
+                forwards=len(symbols) == 1 and not any(spliced) and name in forwarding,
             )
         return reductions[id(rule)]
 

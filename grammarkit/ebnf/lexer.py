@@ -39,12 +39,16 @@ _INVALID_BYTE = re.compile(r"[\ud800-\udfff]")
 """An undecodable byte (``surrogateescape`` maps it to U+DC80..U+DCFF) or a lone surrogate in
 ``str`` input: neither is UTF-8 text, so both are GK113."""
 
+_STRING_ESCAPES = re.escape("".join(sorted(escapes.SIMPLE_ESCAPES)))
+_CLASS_ESCAPES = re.escape("".join(sorted({*escapes.SIMPLE_ESCAPES, *escapes.CLASS_ESCAPES})))
 _COMMON = re.compile(
-    r"(?P<space>[ \t\r\n]+)"
-    r"|(?P<name>[A-Za-z_.\-][A-Za-z0-9_.\-]*+)(?!\[)"
-    r'|(?P<string>"[^"\\\r\n\ud800-\udfff]*")'
+    r"[ \t\r\n]*+"  # the whitespace before the token, in the same step
+    r"(?:(?P<name>[A-Za-z_.\-][A-Za-z0-9_.\-]*+)(?!\[)"
+    rf'|(?P<string>"[^"\\\r\n\ud800-\udfff]*(?:\\[{_STRING_ESCAPES}][^"\\\r\n\ud800-\udfff]*)*")'
     r"|(?P<integer>[0-9]{1,15})(?![0-9])"
-    r"|(?P<punctuation>::=|\((?!=)|[){}|,*+?=])"
+    rf"|(?P<char_class>\[\^?[^\]\\\r\n\ud800-\udfff]*"
+    rf"(?:\\[{_CLASS_ESCAPES}][^\]\\\r\n\ud800-\udfff]*)*\])"
+    r"|(?P<punctuation>::=|\((?!=)|[){}|,*+?=]))"
 )
 """The frequent tokens :meth:`Lexer._scan_common` scans in one step."""
 
@@ -434,11 +438,9 @@ class Lexer:
             if m is None:
                 break
             kind = m.lastgroup
+            value = m[kind]  # type: ignore[index]
             end = m.end()
-            if kind == "space":
-                pos = end
-                continue
-            value = m.group()
+            pos = end - len(value)
             if kind == "name":
                 if value in ("true", "false"):
                     tokens.append(GkToken("BOOL", value, pos, end, value == "true"))
@@ -446,9 +448,17 @@ class Lexer:
                     kind = "MACRO" if value in MACRO_NAMES else "IDENT"
                     tokens.append(GkToken(kind, value, pos, end, (value, ())))
             elif kind == "string":
-                tokens.append(GkToken("STRING", value, pos, end, value[1:-1]))
+                body = value[1:-1]
+                if "\\" in body:
+                    body = _ESCAPE.sub(_simple_escape, body)
+                tokens.append(GkToken("STRING", value, pos, end, body))
             elif kind == "integer":
                 tokens.append(GkToken("INT", value, pos, end, int(value)))
+            elif kind == "char_class":
+                plain = _plain_class(value)
+                if plain is None:
+                    break  # a reversed range: the careful scanner reports it (from `pos`)
+                tokens.append(GkToken("CLASS", value, pos, end, (plain, [])))
             else:
                 tokens.append(GkToken(_COMMON_KINDS[value], value, pos, end))
             pos = end
@@ -547,6 +557,43 @@ class Lexer:
                     "start the new rule on a line of its own",
                 )
             prev.type = "RULE_NAME"
+
+
+_ESCAPE = re.compile(r"\\(.)")
+_CLASS_ITEM = re.compile(r"(\\.|[^\\])-(\\.|[^\\])|(\\.|[^\\])", re.DOTALL)
+
+
+def _simple_escape(match: re.Match[str]) -> str:
+    return chr(escapes.SIMPLE_ESCAPES[match.group(1)])
+
+
+def _class_item(item: str) -> int:
+    """The code point of one class item: a character, or a one-character escape."""
+    if len(item) == 1:
+        return ord(item)
+    code = escapes.CLASS_ESCAPES.get(item[1])
+    return escapes.SIMPLE_ESCAPES[item[1]] if code is None else code
+
+
+def _plain_class(token: str) -> CharClassValue | None:
+    """The value of a class token with one-character escapes at most (``None`` if a range is
+    reversed), paired up as :meth:`Lexer._class_ranges` pairs them."""
+    negated = token.startswith("[^")
+    content = token[2 if negated else 1 : -1]
+    if "-" not in content and "\\" not in content:
+        codes = [ord(c) for c in content]
+        return CharClassValue(tuple(zip(codes, codes)), negated)
+    ranges = []
+    for low_item, high_item, single in _CLASS_ITEM.findall(content):
+        if single:
+            code = _class_item(single)
+            ranges.append((code, code))
+            continue
+        low, high = _class_item(low_item), _class_item(high_item)
+        if low > high:
+            return None
+        ranges.append((low, high))
+    return CharClassValue(tuple(ranges), negated)
 
 
 def _attribute_problem(attribute: Attribute) -> tuple[str, str] | None:

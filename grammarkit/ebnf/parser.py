@@ -18,7 +18,8 @@ from typing import Any, ClassVar
 
 from grammarkit._gc import paused_gc
 from grammarkit.diagnostics import MAX_DIAGNOSTICS, Diagnostic, Severity, error
-from grammarkit.ebnf import ast, lalr
+from grammarkit.ebnf import ast, descent, lalr
+from grammarkit.ebnf.ast import RegexMacro
 from grammarkit.ebnf.escapes import quote_string
 from grammarkit.ebnf.lalr import EndOfInput, SyntaxErrorAt
 from grammarkit.ebnf.lexer import CharClassValue, GkToken, tokenize
@@ -59,6 +60,8 @@ class ParseResult:
 
     ast: ast.GrammarAST
     diagnostics: list[Diagnostic]
+    regex_macros: tuple[RegexMacro, ...] = ()
+    """Every ``Regex(...)`` call in the parsed rules, for checks of the pattern."""
 
     @property
     def ok(self) -> bool:
@@ -105,7 +108,11 @@ class _Problems:
 
 @lru_cache(maxsize=1)
 def _parser() -> lalr.Parser:
-    return lalr.parser(_RuleBuilder._handlers)
+    return lalr.parser(_RuleBuilder._handlers, _FORWARDING)
+
+
+_FORWARDING = frozenset({"item", "choices", "bound", "macro"})
+"""Rules whose value over one child is that child (``_item``, ``_choices``, ...)."""
 
 
 def _span(token: GkToken) -> ast.Span:
@@ -131,10 +138,13 @@ def _parse(text: str, root: str) -> ParseResult:
     names = _rule_names(tokens, root, problems)
     suggester = NameSuggester(names)
     rules: list[ast.Rule] = []
+    regex_macros: list[ast.RegexMacro] = []
     for chunk, follower in _split_rules(tokens, problems):
-        rule = _RuleBuilder(chunk, follower, names, suggester, problems).build()
+        builder = _RuleBuilder(chunk, follower, names, suggester, problems)
+        rule = builder.build()
         if rule is not None:
             rules.append(rule)
+            regex_macros.extend(m for m in builder.macros.values() if isinstance(m, ast.RegexMacro))
     for rule in rules:
         if rule.lookahead is not None:
             problem = _lookahead_problem(rule.lookahead)
@@ -151,7 +161,8 @@ def _parse(text: str, root: str) -> ParseResult:
                     ),
                 )
     comments = tuple(ast.Comment(t, s) for t, s in lexed.comments)
-    return ParseResult(ast.GrammarAST(tuple(rules), comments), problems.sorted())
+    grammar = ast.GrammarAST(tuple(rules), comments)
+    return ParseResult(grammar, problems.sorted(), tuple(regex_macros))
 
 
 def _rule_names(tokens: list[GkToken], root: str, problems: _Problems) -> dict[str, GkToken]:
@@ -250,18 +261,24 @@ class _RuleBuilder:
 
     def build(self) -> ast.Rule | None:
         end = len(self.tokens)
-        if not self._check_nesting():
+        kinds = [token.type for token in self.tokens]
+        if kinds.count("LPAR") > MAX_NESTING and not self._check_nesting():
             return None
-        macro_error = self._parse_macros()
-        try:
-            rule: ast.Rule | None = _parser().parse(self.tokens, "rule", self)
-        except SyntaxErrorAt as exc:
-            rule = None
-            if macro_error is None or self._error_seq(exc) < macro_error:
-                self._syntax_error(exc)
-        self._check_tokens()
+        self.macros: dict[int, ast.Expr] = {}
+        macro_error = self._parse_macros() if "MACRO" in kinds else None
+        rule: ast.Rule | None = descent.read_rule(self.tokens, self, self._handlers)
+        if rule is None:  # not a plain rule: the LALR tables decide, and explain errors
+            try:
+                rule = _parser().parse(self.tokens, "rule", self)
+            except SyntaxErrorAt as exc:
+                if macro_error is None or self._error_seq(exc) < macro_error:
+                    self._syntax_error(exc)
+        if "LBRACE" in kinds or "MACRO" in kinds:
+            self._check_tokens()
+        else:
+            self._check_references()
         for token in self.tokens[:end]:
-            if token.type == "CLASS":
+            if token.type == "CLASS" and token.payload[1]:
                 for d in token.payload[1]:
                     self.problems.add(4, token.seq, d)
         return rule
@@ -272,7 +289,6 @@ class _RuleBuilder:
 
         Returns the token index of the first syntax error inside a macro call, if any.
         """
-        self.macros: dict[int, ast.Expr] = {}
         tokens = self.tokens
         k = 0
         while k < len(tokens):
@@ -370,6 +386,13 @@ class _RuleBuilder:
                 name = token.payload[0]
                 if name not in self.names:
                     self._undefined(token.seq, name, _span(token))
+
+    def _check_references(self) -> None:
+        """:meth:`_check_tokens` for a rule without braces or macro calls: references only."""
+        names = self.names
+        for token in self.tokens:
+            if token.type == "IDENT" and token.payload[0] not in names:
+                self._undefined(token.seq, token.payload[0], _span(token))
 
     def _undefined(self, index: int, name: str, span: ast.Span) -> None:
         def hint() -> str:

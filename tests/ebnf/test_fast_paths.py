@@ -1,0 +1,135 @@
+"""The fast paths of the front end (recursive descent, one-step scanning) agree with the careful ones."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+from hypothesis import given
+from hypothesis import strategies as st
+
+from grammarkit.ebnf import descent, parser
+from grammarkit.ebnf.lalr import SyntaxErrorAt
+from grammarkit.ebnf.lexer import Lexer, tokenize
+from grammarkit.ebnf.suggest import NameSuggester
+
+GRAMMARS = Path(__file__).parents[2] / "grammars"
+
+PIECES = (
+    '"a"', '"\\n"', '""', "[a-z]", "[^x]", "[]", "x", "root", "undefined", "(", ")", "()", "|",
+    "*", "+", "?", "{2}", "{1,}", "{1,3}", "{3,1}", "{1,-1}", "{1,x}", "{", "}", ",",
+    'Regex("a")', "(=", '"b"', "\n", " ",
+)
+
+
+def builders(text: str) -> list[parser._RuleBuilder]:
+    """One rule builder per definition in ``text``, as :func:`parser.parse` makes them."""
+    tokens = tokenize(text).tokens
+    for seq, token in enumerate(tokens):
+        token.seq = seq
+    problems = parser._Problems()
+    names = parser._rule_names(tokens, "root", problems)
+    built = []
+    for chunk, follower in parser._split_rules(tokens, problems):
+        builder = parser._RuleBuilder(chunk, follower, names, NameSuggester(names), problems)
+        builder.macros = {}
+        built.append(builder)
+    return built
+
+
+def both_readings(builder: parser._RuleBuilder) -> tuple[object, object]:
+    """``(descent's tree or None, the LALR driver's tree or "error")`` for one rule."""
+    read = descent.read_rule(builder.tokens, builder, builder._handlers)
+    try:
+        table = parser._parser().parse(builder.tokens, "rule", builder)
+    except SyntaxErrorAt:
+        table = "error"
+    return read, table
+
+
+@given(st.lists(st.sampled_from(PIECES), min_size=1, max_size=14))
+def test_descent_agrees_with_the_lalr_tables(pieces: list[str]) -> None:
+    for builder in builders("root ::= " + " ".join(pieces) + "\nx ::= \"x\"\n"):
+        if "MACRO" in {token.type for token in builder.tokens}:
+            continue  # macro calls are parsed before the rule; both readers need that step
+        read, table = both_readings(builder)
+        if read is not None:
+            assert table != "error"
+            # reprs include the spans, which node equality leaves out
+            assert repr(read) == repr(table)
+
+
+def test_descent_reads_every_plain_rule_of_the_bundled_grammars() -> None:
+    read_count = 0
+    for path in sorted(GRAMMARS.glob("*.ebnf")):
+        for builder in builders(path.read_text("utf-8")):
+            kinds = {token.type for token in builder.tokens}
+            if kinds & {"MACRO", "LOOKAHEAD"}:
+                continue
+            read, table = both_readings(builder)
+            assert read is not None, (path.name, builder.tokens[0].value)
+            assert repr(read) == repr(table)
+            read_count += 1
+    assert read_count > 50
+
+
+def test_deep_groups_are_left_to_the_lalr_driver() -> None:
+    depth = descent.MAX_DEPTH + 1
+    text = "root ::= " + "(" * depth + '"a"' + ")" * depth
+    (builder,) = builders(text)
+    read, table = both_readings(builder)
+    assert read is None
+    assert table != "error"
+    assert parser.parse(text).ast.rules[0].body == parser.parse('root ::= "a"').ast.rules[0].body
+
+
+ESCAPES = ("\\n", "\\\\", '\\"', "\\-", "\\]", "\\^", "\\d", "\\x41", "\\q", "\\u00e9")
+
+
+@given(st.lists(st.sampled_from(("a", "b", "-", "^", "]", "z", "\U0001f600", *ESCAPES)), max_size=10))
+def test_plain_classes_scan_as_the_careful_scanner_scans_them(pieces: list[str]) -> None:
+    """The one-step scanner gives the careful scanner's class token, or leaves it to it."""
+    text = "[" + "".join(pieces) + "]"
+    careful = Lexer(text)
+    careful._char_class()
+    fast = Lexer(text)
+    fast._scan_common()
+    value, problems = careful.tokens[0].payload
+    if fast.tokens:
+        assert not problems and not careful.diagnostics
+        token = fast.tokens[0]
+        assert (token.value, token.end, token.payload[0]) == (
+            careful.tokens[0].value,
+            careful.tokens[0].end,
+            value,
+        )
+    else:  # only what needs care: escapes beyond one character, reversed ranges
+        assert problems or careful.diagnostics or any(len(p) > 2 for p in pieces if p[0] == "\\")
+
+
+@given(st.lists(st.sampled_from(("a", "'", "\U0001f600", *ESCAPES)), max_size=10))
+def test_plain_strings_scan_as_the_careful_scanner_scans_them(pieces: list[str]) -> None:
+    text = '"' + "".join(pieces) + '"'
+    careful = Lexer(text)
+    careful._string()
+    fast = Lexer(text)
+    fast._scan_common()
+    if fast.tokens:
+        assert not careful.diagnostics
+        token = fast.tokens[0]
+        assert (token.value, token.payload) == (careful.tokens[0].value, careful.tokens[0].payload)
+    else:
+        assert careful.diagnostics or any(p in ("\\x41", "\\u00e9", "\\d", "\\q", "\\-", "\\]", "\\^") for p in pieces)
+
+
+def test_plain_grammars_are_linted_without_importing_lark() -> None:
+    """A pre-commit hook on plain grammars never needs the LALR tables, nor Lark's import."""
+    script = (
+        "import sys\n"
+        "from grammarkit.analysis.lint import lint\n"
+        "lint('root ::= \"a\" ([0-9]+ | item){2,3}\\nitem ::= \"x\"*\\n')\n"
+        "print('lark' in sys.modules)\n"
+    )
+    run = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, check=True)
+    assert run.stdout.strip() == "False"
