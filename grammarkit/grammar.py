@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -197,12 +198,29 @@ class Grammar:
     def explain(self, text: str | bytes, timeout: float | None = 60.0) -> Explanation | None:
         """``None`` if ``text`` matches; otherwise where matching fails and what was expected.
 
+        When the text is JSON rejected only because an object's keys come in another order
+        than the grammar's (a schema's, with ``property_order="schema"``), the explanation is a
+        ``KeyOrderExplanation`` naming the property that comes too late, with a ``hint``.
+
         Raises ``MatchTimeout`` (a ``TimeoutError``, ``GK122``) after ``timeout`` seconds
         (``None``: no limit).
         """
         from grammarkit.automata.earley import Recognizer
+        from grammarkit.automata.key_order import key_order_explanation
 
-        return Recognizer(self.compiled).explain(_input_bytes(text), timeout)
+        data = _input_bytes(text)
+        recognizer = Recognizer(self.compiled)
+        started = time.perf_counter()
+        explanation = recognizer.explain(data, timeout)
+        if explanation is None:
+            return None
+        # the key-order check reads the text up to the object again: it may take twice as long
+        # as the match did (at least a second), within what is left of the timeout
+        elapsed = time.perf_counter() - started
+        budget = max(1.0, 2 * elapsed)
+        if timeout is not None:
+            budget = min(budget, max(0.0, timeout - elapsed))
+        return key_order_explanation(recognizer, data, explanation, budget)
 
     @property
     def rule_names(self) -> list[str]:

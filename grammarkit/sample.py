@@ -518,7 +518,16 @@ def samples(grammar: Grammar, seed: int = 0, max_length: int = 64, *,
 
 
 def why_no_samples(grammar: Grammar) -> Diagnostic:
-    """Why :func:`sample` gives no sentence of ``grammar``: GK355, GK356, GK357 or GK358."""
+    """Why :func:`sample` gives no sentence of ``grammar``: GK355, GK356, GK357 or GK358,
+    located at the root rule's name when the grammar has a source text."""
+    found = _why_no_samples(grammar)
+    root = grammar.ast.rule_map().get(grammar.root)
+    if grammar.source is None or root is None or root.name_span is None:
+        return found
+    return replace(found, span=root.name_span).with_source(grammar.source)
+
+
+def _why_no_samples(grammar: Grammar) -> Diagnostic:
     deriver = Deriver(grammar)
     shortest = deriver.shortest
     if shortest == INFINITE:
@@ -526,8 +535,9 @@ def why_no_samples(grammar: Grammar) -> Diagnostic:
         if with_tokens.get(id(deriver.rules[grammar.root].body), INFINITE) < INFINITE:
             return error("GK355", "every sentence of the grammar needs a token id "
                          "(`Token(...)`) that no text can spell", None,
-                         "preview it at the token level: `grammarkit sample GRAMMAR "
-                         "--tokenizer tokenizer.json`")
+                         "preview it at the token level, with a vocabulary: "
+                         "`grammarkit sample GRAMMAR --tokenizer tokenizer.json` on the command "
+                         "line, `grammarkit.generate(grammar, prompt, vocab=...)` in Python")
         return error("GK357", f"rule `{grammar.root}` has no finite derivation: the grammar "
                      "has no sentence", None,
                      "give every recursive rule an alternative that ends")

@@ -125,6 +125,8 @@ def test_a_grammar_that_needs_a_token_says_so() -> None:
     assert sample(grammar, n=2) == []
     diagnostic = why_no_samples(grammar)
     assert diagnostic.code == "GK355" and "--tokenizer" in (diagnostic.hint or "")
+    assert "vocab=" in (diagnostic.hint or "")  # the library's way too
+    assert diagnostic.headline().startswith("<string>:1:1: GK355")  # at the root rule
     assert why_no_samples(Grammar.from_ebnf('root ::= "a" root')).code == "GK357"
 
 

@@ -11,7 +11,7 @@ from grammarkit.analysis.suppression import Suppressions
 from grammarkit.automata.regex_macro import check_regex_macros
 from grammarkit.diagnostics import Diagnostic
 from grammarkit.ebnf import ast
-from grammarkit.ebnf.parser import parse
+from grammarkit.ebnf.parser import ParseResult, parse
 from grammarkit.source import SourceText, decode_source
 
 
@@ -47,16 +47,31 @@ def lint(
     ValueError
         For a malformed ``select`` or ``ignore`` entry.
     """
-    codes = enabled_codes((rule.code for rule in RULES), select, ignore)
+    enabled_codes((rule.code for rule in RULES), select, ignore)  # bad entries fail first
     text = decode_source(text)
     source = SourceText(text, path or "<string>")
-    result = parse(text, root)
-    diagnostics = [*result.diagnostics, *check_regex_macros(result.regex_macros)]
-    if not any(d.is_error for d in diagnostics):
-        with paused_gc():
+    return lint_parsed(parse(text, root), source, root=root, select=select, ignore=ignore)
+
+
+def lint_parsed(
+    result: ParseResult,
+    source: SourceText,
+    *,
+    root: str = "root",
+    select: Sequence[str] | None = None,
+    ignore: Sequence[str] | None = None,
+) -> list[Diagnostic]:
+    """What :func:`lint` reports, for a text already parsed (``result`` of ``source.text``).
+
+    The language server parses each version of a document once and shares the result.
+    """
+    codes = enabled_codes((rule.code for rule in RULES), select, ignore)
+    with paused_gc():  # the analyses build no cycles: spare collections over the new AST
+        diagnostics = [*result.diagnostics, *check_regex_macros(result.regex_macros)]
+        if not any(d.is_error for d in diagnostics):
             warnings = _run(LintContext(result.ast, root, source), codes)
-        diagnostics.extend(Suppressions(result.ast, source).filter(warnings))
-    return [d.with_source(source) for d in diagnostics]
+            diagnostics.extend(Suppressions(result.ast, source).filter(warnings))
+        return [d.with_source(source) for d in diagnostics]
 
 
 def lint_grammar_ast(

@@ -2,8 +2,11 @@
 
 Every expression node of every rule body and lookahead is numbered once (a node object shared by
 several parents is one node). A :class:`~grammarkit.ebnf.ast.RuleRef` leads to the body of the rule
-it names. Each property is one linear pass of :mod:`grammarkit.analysis.graph` over that graph, so
-grammars with thousands of rules and very deep nesting are analysed in linear time, iteratively.
+it names. Every property is computed in linear time, iteratively, so grammars with thousands of
+rules and very deep nesting are analysed fast: the four boolean facts (productive, nullable,
+maybe nullable, nonempty) together, by folding constants bottom-up and solving only what recursion
+leaves open; FIRST and FOLLOW by :mod:`grammarkit.analysis.graph`, and only when a rule needs them
+(:attr:`GrammarProperties.ends_input` answers "can the input end here" without FOLLOW sets).
 
 Macros are treated conservatively: ``TagDispatch`` and ``TokenTagDispatch`` may match the empty
 string and may start with anything; ``Token``/``ExcludeToken`` and ``Regex`` may start with
@@ -14,8 +17,8 @@ matches the empty string) and :attr:`maybe_nullable` (might).
 from __future__ import annotations
 
 from collections import deque
-from collections.abc import Callable, Iterator
-from functools import cached_property
+from collections.abc import Iterable, Iterator
+from functools import cached_property, lru_cache
 
 from grammarkit.analysis.charset import (
     ANY_CHAR,
@@ -24,7 +27,7 @@ from grammarkit.analysis.charset import (
     END_ONLY,
     CharSet,
 )
-from grammarkit.analysis.graph import Gate, boolean_fixpoint, reverse, union_fixpoint
+from grammarkit.analysis.graph import union_fixpoint
 from grammarkit.ebnf import ast
 
 _OPAQUE = (ast.TagDispatch, ast.TokenSet, ast.TokenTagDispatch, ast.RegexMacro)
@@ -33,12 +36,29 @@ _OPAQUE = (ast.TagDispatch, ast.TokenSet, ast.TokenTagDispatch, ast.RegexMacro)
 
 def class_charset(node: ast.CharClass) -> CharSet:
     """The code points a character class matches."""
-    members = CharSet.of(node.ranges)
-    return members.complement() if node.negated else members
+    if len(node.ranges) <= SMALL_CLASS:
+        return _cached_class_charset(node.ranges, node.negated)
+    return _class_charset(node.ranges, node.negated)
+
+
+SMALL_CLASS = 64
+"""Classes of at most this many ranges are cached (grammars repeat them; a big one stays out,
+so a cache never holds a huge class alive)."""
+
+
+def _class_charset(ranges: tuple[tuple[int, int], ...], negated: bool) -> CharSet:
+    members = CharSet.of(ranges)
+    return members.complement() if negated else members
+
+
+_cached_class_charset = lru_cache(maxsize=4096)(_class_charset)
 
 
 class ExprGraph:
     """Every expression node of a grammar, numbered, with its children and rule-reference targets.
+
+    Nodes are numbered rule by rule, each before its children, unless a node object is shared
+    by several parents (converters may share sub-expressions): see :attr:`shared`.
 
     Parameters
     ----------
@@ -49,50 +69,99 @@ class ExprGraph:
     def __init__(self, grammar: ast.GrammarAST):
         self.rules: dict[str, ast.Rule] = grammar.rule_map()
         self.nodes: list[ast.Expr] = []
+        self.types: list[type] = []
+        """Per node: the type of its expression (cheaper to test than ``isinstance``)."""
         self.children: list[tuple[int, ...]] = []
         self._index: dict[int, int] = {}
+        self._of_type: dict[type, list[int]] = {}
+        self.shared = False
+        """Whether some node object has several parents (then children may precede parents)."""
         self.body: dict[str, int] = {}
         self.lookahead: dict[str, int] = {}
+        self.naming: dict[str, list[int]] = {}
+        """Per rule: its nodes that name rules (references and dispatch macros), body and
+        lookahead, in numbering order (a shared node may appear twice)."""
         for name, rule in self.rules.items():
-            self.body[name] = self._add(rule.body)
+            naming: list[int] = []
+            self.body[name] = self._add(rule.body, naming)
             if rule.lookahead is not None:
-                self.lookahead[name] = self._add(rule.lookahead)
-        self.target_rule: dict[int, str] = {
-            node: expr.name
-            for node, expr in enumerate(self.nodes)
-            if isinstance(expr, ast.RuleRef) and expr.name in self.body
-        }
+                self.lookahead[name] = self._add(rule.lookahead, naming)
+            self.naming[name] = naming
+        self.target_rule: dict[int, str] = {}
         """Per reference to a defined rule: the rule's name."""
-        self.target: dict[int, int] = {
-            node: self.body[name] for node, name in self.target_rule.items()
-        }
+        self.target: dict[int, int] = {}
         """Per reference to a defined rule: the node of the rule's body."""
+        nodes, body = self.nodes, self.body
+        for naming in self.naming.values():
+            for node in naming:
+                expr = nodes[node]
+                if type(expr) is ast.RuleRef and expr.name in body:
+                    self.target_rule[node] = expr.name
+                    self.target[node] = body[expr.name]
 
-    def _add(self, root: ast.Expr) -> int:
-        """Number ``root`` and its descendants not numbered yet; return ``root``'s number."""
-        if id(root) in self._index:
-            return self._index[id(root)]
-        pending = [root]
-        self._number(root)
+    def _add(self, root: ast.Expr, naming: list[int]) -> int:
+        """Number ``root`` and its descendants not numbered yet; return ``root``'s number.
+
+        The nodes below ``root`` that name rules are appended to ``naming``.
+        """
+        index = self._index
+        known = index.get(id(root))
+        if known is not None:
+            self._share(known, naming)
+            return known
+        nodes, types, children = self.nodes, self.types, self.children
+        pending = [(root, self._number(root))]
         while pending:
-            expr = pending.pop()
+            expr, number = pending.pop()
+            kind = type(expr)
+            if kind is ast.Sequence:
+                kids: tuple[ast.Expr, ...] = expr.items  # type: ignore[union-attr]
+            elif kind is ast.Choice:
+                kids = expr.alternatives  # type: ignore[union-attr]
+            elif kind is ast.Repeat:
+                kids = (expr.item,)  # type: ignore[union-attr]
+            else:
+                if kind in _NAMING:
+                    naming.append(number)
+                continue
             numbers = []
-            for child in ast.children(expr):
-                if id(child) not in self._index:
-                    self._number(child)
-                    pending.append(child)
-                numbers.append(self._index[id(child)])
-            self.children[self._index[id(expr)]] = tuple(numbers)
-        return self._index[id(root)]
+            for child in kids:
+                kid = index.get(id(child))
+                if kid is None:
+                    kid = index[id(child)] = len(nodes)
+                    nodes.append(child)
+                    types.append(type(child))
+                    children.append(())
+                    pending.append((child, kid))
+                else:
+                    self._share(kid, naming)
+                numbers.append(kid)
+            children[number] = tuple(numbers)
+        return index[id(root)]
 
-    def _number(self, expr: ast.Expr) -> None:
-        self._index[id(expr)] = len(self.nodes)
+    def _number(self, expr: ast.Expr) -> int:
+        number = self._index[id(expr)] = len(self.nodes)
         self.nodes.append(expr)
+        self.types.append(type(expr))
         self.children.append(())
+        return number
+
+    def _share(self, node: int, naming: list[int]) -> None:
+        """Record that ``node``, numbered earlier, is also below the rule being numbered."""
+        self.shared = True
+        naming.extend(n for n in self.descendants([node]) if self.types[n] in _NAMING)
 
     def index(self, expr: ast.Expr) -> int:
         """The number of a node of this grammar."""
         return self._index[id(expr)]
+
+    def of_type(self, kind: type) -> list[int]:
+        """The nodes whose expression is a ``kind``, in numbering order."""
+        found = self._of_type.get(kind)
+        if found is None:
+            found = self._of_type[kind] = [
+                node for node, node_type in enumerate(self.types) if node_type is kind]
+        return found
 
     def descendants(self, starts: list[int]) -> Iterator[int]:
         """``starts`` and every node below them (not through references), each once, pre-order."""
@@ -114,6 +183,8 @@ class ExprGraph:
 
     def postorder(self) -> list[int]:
         """Every node after all of its structural children (the tree part is acyclic)."""
+        if not self.shared:
+            return list(range(len(self.nodes) - 1, -1, -1))
         order: list[int] = []
         seen = [False] * len(self.nodes)
         for start in range(len(self.nodes)):
@@ -135,6 +206,16 @@ class ExprGraph:
         return order
 
 
+# Bits of the four boolean facts, solved together by GrammarProperties._facts.
+_PRODUCTIVE, _NULLABLE, _MAYBE_NULLABLE, _NONEMPTY = 1, 2, 4, 8
+_ALL_FACTS = 15
+_SEQUENCE_FACTS = _PRODUCTIVE | _NULLABLE | _MAYBE_NULLABLE
+"""The facts a sequence has when all its items have them."""
+_TEXT = (_PRODUCTIVE | _NONEMPTY, _NULLABLE | _MAYBE_NULLABLE)
+_EMPTY_TEXT = (_SEQUENCE_FACTS, _NONEMPTY)
+"""The facts (true, false) of a non-empty and of an empty literal."""
+
+
 class GrammarProperties:
     """Facts about a grammar's rules and expressions, each computed on first use.
 
@@ -147,95 +228,147 @@ class GrammarProperties:
         self.root = root
         self.graph = ExprGraph(grammar)
 
-    # -- boolean fixpoints -------------------------------------------------------------------
+    # -- boolean facts -----------------------------------------------------------------------
     @cached_property
-    def _successors(self) -> list[tuple[int, ...]]:
+    def _facts(self) -> tuple[list[int], list[int]]:
+        """Per node, the boolean facts known true and known false, as bit sets.
+
+        Constants are folded bottom-up through the expression trees, twice: a reference knows
+        what its rule's body knew when it was reached, so the second pass (over the nodes still
+        undecided) settles references to rules folded later. What is left (recursion) is solved
+        per fact by counting (Horn clauses, :meth:`_solve_undecided`). Linear in nodes plus edges.
+        """
+        count = len(self.graph.nodes)
+        true = [0] * count
+        false = [0] * count
+        undecided = self._fold(self.graph.postorder(), true, false)
+        undecided = self._fold(undecided, true, false)
+        for fact in (_PRODUCTIVE, _NULLABLE, _MAYBE_NULLABLE, _NONEMPTY):
+            for node in self._solve_undecided(fact, undecided, true, false):
+                true[node] |= fact
+        return true, false
+
+    def _fold(self, order: list[int], true: list[int], false: list[int]) -> list[int]:
+        """Fold known facts over ``order`` (children first); return the nodes left undecided."""
         graph = self.graph
-        return [graph.structural_and_refs(node) for node in range(len(graph.nodes))]
+        nodes, types, children, target = graph.nodes, graph.types, graph.children, graph.target
+        undecided: list[int] = []
+        for node in order:
+            kind = types[node]
+            if kind is ast.Literal:  # the commonest node: inline its facts
+                yes, no = _TEXT if nodes[node].value else _EMPTY_TEXT  # type: ignore[union-attr]
+                true[node], false[node] = yes, no
+                continue
+            if kind is ast.Sequence:
+                all_true, any_true, any_false, all_false = _ALL_FACTS, 0, 0, _ALL_FACTS
+                for kid in children[node]:
+                    kid_true, kid_false = true[kid], false[kid]
+                    all_true &= kid_true
+                    any_true |= kid_true
+                    any_false |= kid_false
+                    all_false &= kid_false
+                # productive and both nullables need every item; nonempty needs the sequence
+                # productive and some item nonempty
+                yes, no = all_true & _SEQUENCE_FACTS, any_false & _SEQUENCE_FACTS
+                if yes & _PRODUCTIVE and any_true & _NONEMPTY:
+                    yes |= _NONEMPTY
+                if no & _PRODUCTIVE or all_false & _NONEMPTY:
+                    no |= _NONEMPTY
+            elif kind is ast.Choice:
+                yes, no = 0, _ALL_FACTS
+                for kid in children[node]:
+                    yes |= true[kid]
+                    no &= false[kid]
+            elif kind is ast.Repeat:
+                expr = nodes[node]
+                kid = children[node][0]
+                if expr.min == 0:  # type: ignore[union-attr]
+                    yes, no = _SEQUENCE_FACTS, 0
+                else:
+                    yes, no = true[kid] & _SEQUENCE_FACTS, false[kid] & _SEQUENCE_FACTS
+                if expr.max == 0:  # type: ignore[union-attr]
+                    no |= _NONEMPTY
+                else:
+                    yes |= true[kid] & _NONEMPTY
+                    no |= false[kid] & _NONEMPTY
+            elif kind is ast.RuleRef and node in target:
+                body = target[node]
+                yes, no = true[body], false[body]
+            else:
+                yes, no = _leaf_facts(nodes[node])
+            true[node], false[node] = yes, no
+            if yes | no != _ALL_FACTS:
+                undecided.append(node)
+        return undecided
 
-    @cached_property
-    def _predecessors(self) -> list[list[int]]:
-        return reverse(self._successors)
+    def _solve_undecided(self, fact: int, undecided: list[int], true: list[int],
+                         false: list[int]) -> list[int]:
+        """The undecided nodes where ``fact`` holds in the least fixpoint."""
+        graph = self.graph
+        types, children, target = graph.types, graph.children, graph.target
+        open_nodes = {node for node in undecided if not (true[node] | false[node]) & fact}
+        missing: dict[int, int] = {}
+        parents: dict[int, list[int]] = {}
+        ready: list[int] = []
+        for node in open_nodes:
+            if node in target:
+                body = target[node]
+                if true[body] & fact:
+                    ready.append(node)
+                    continue
+                kids: tuple[int, ...] = (body,) if body in open_nodes else ()
+                needed = 1
+            else:
+                kids = tuple(kid for kid in children[node] if kid in open_nodes)
+                kind = types[node]
+                if kind is ast.Choice or (kind is ast.Sequence and fact == _NONEMPTY):
+                    if kind is ast.Sequence and not true[node] & _PRODUCTIVE:
+                        continue  # a nonempty sequence must be productive
+                    if any(true[kid] & fact for kid in children[node]):
+                        ready.append(node)
+                        continue
+                    needed = 1
+                else:  # every item of a sequence; the one item of a repetition
+                    needed = len(kids)
+                    if not needed:
+                        ready.append(node)
+                        continue
+            missing[node] = needed
+            for kid in kids:
+                parents.setdefault(kid, []).append(node)
+        solved = list(ready)
+        while ready:
+            node = ready.pop()
+            for parent in parents.get(node, ()):
+                if missing[parent] > 0:
+                    missing[parent] -= 1
+                    if missing[parent] == 0:
+                        solved.append(parent)
+                        ready.append(parent)
+        return solved
 
-    def _solve(self, gate: Callable[[int, ast.Expr], Gate]) -> list[bool]:
-        gates = [gate(n, e) for n, e in enumerate(self.graph.nodes)]
-        return boolean_fixpoint(self._successors, gates, self._predecessors)
-
-    def _ref_gate(self, node: int, undefined: Gate) -> Gate:
-        return Gate.ANY if node in self.graph.target else undefined
+    def _fact(self, fact: int) -> list[bool]:
+        return [bool(known & fact) for known in self._facts[0]]
 
     @cached_property
     def productive(self) -> list[bool]:
         """Whether a node derives at least one finite string."""
-
-        def gate(node: int, expr: ast.Expr) -> Gate:
-            if isinstance(expr, ast.CharClass):
-                return Gate.TRUE if class_charset(expr) else Gate.FALSE
-            if isinstance(expr, ast.RuleRef):
-                return self._ref_gate(node, Gate.TRUE)
-            if isinstance(expr, ast.Sequence):
-                return Gate.ALL
-            if isinstance(expr, ast.Choice):
-                return Gate.ANY
-            if isinstance(expr, ast.Repeat):
-                return Gate.TRUE if expr.min == 0 else Gate.ALL
-            return Gate.TRUE
-
-        return self._solve(gate)
-
-    def _nullable(self, unknown: Gate) -> list[bool]:
-        def gate(node: int, expr: ast.Expr) -> Gate:
-            if isinstance(expr, ast.Literal):
-                return Gate.FALSE if expr.value else Gate.TRUE
-            if isinstance(expr, ast.RuleRef):
-                return self._ref_gate(node, unknown)
-            if isinstance(expr, ast.Sequence):
-                return Gate.ALL
-            if isinstance(expr, ast.Choice):
-                return Gate.ANY
-            if isinstance(expr, ast.Repeat):
-                return Gate.TRUE if expr.min == 0 else Gate.ALL
-            if isinstance(expr, (ast.TagDispatch, ast.TokenTagDispatch, ast.Substring)):
-                return Gate.TRUE
-            if isinstance(expr, ast.RegexMacro):
-                return unknown
-            return Gate.FALSE
-
-        return self._solve(gate)
+        return self._fact(_PRODUCTIVE)
 
     @cached_property
     def nullable(self) -> list[bool]:
         """Whether a node surely matches the empty string (``Regex`` counted as not nullable)."""
-        return self._nullable(Gate.FALSE)
+        return self._fact(_NULLABLE)
 
     @cached_property
     def maybe_nullable(self) -> list[bool]:
         """Whether a node might match the empty string (``Regex`` counted as nullable)."""
-        return self._nullable(Gate.TRUE)
+        return self._fact(_MAYBE_NULLABLE)
 
     @cached_property
     def nonempty(self) -> list[bool]:
         """Whether a node derives at least one non-empty finite string."""
-        productive = self.productive
-
-        def gate(node: int, expr: ast.Expr) -> Gate:
-            if isinstance(expr, ast.Literal):
-                return Gate.TRUE if expr.value else Gate.FALSE
-            if isinstance(expr, ast.CharClass):
-                return Gate.TRUE if class_charset(expr) else Gate.FALSE
-            if isinstance(expr, ast.RuleRef):
-                return self._ref_gate(node, Gate.TRUE)
-            if isinstance(expr, ast.Sequence):
-                return Gate.ANY if productive[node] else Gate.FALSE
-            if isinstance(expr, ast.Choice):
-                return Gate.ANY
-            if isinstance(expr, ast.Repeat):
-                return Gate.FALSE if expr.max == 0 else Gate.ANY
-            if isinstance(expr, ast.Substring):
-                return Gate.TRUE if any(expr.strings) else Gate.FALSE
-            return Gate.TRUE
-
-        return self._solve(gate)
+        return self._fact(_NONEMPTY)
 
     # -- reachability --------------------------------------------------------------------------
     @cached_property
@@ -248,10 +381,7 @@ class GrammarProperties:
         queue = deque([self.root])
         while queue:
             name = queue.popleft()
-            starts = [graph.body[name]]
-            if name in graph.lookahead:
-                starts.append(graph.lookahead[name])
-            for node in graph.descendants(starts):
+            for node in graph.naming[name]:
                 for used in _rules_used_by(graph.nodes[node]):
                     if used in graph.rules and used not in seen:
                         seen.add(used)
@@ -329,6 +459,80 @@ class GrammarProperties:
             root = graph.body[self.root]
             constants[root] = constants[root].union(END_ONLY)
         return union_fixpoint(inherits, constants)
+
+    @cached_property
+    def ends_input(self) -> list[bool]:
+        """Whether the end of the input can come right after a node: :data:`END` in its
+        :attr:`follow`, found by one traversal instead of the whole FOLLOW fixpoint."""
+        graph = self.graph
+        types, children, target, body = graph.types, graph.children, graph.target, graph.body
+        maybe_nullable = self.maybe_nullable
+        ends = [False] * len(graph.nodes)
+        # the nodes whose FOLLOW constant holds END: the root's body, lookaheads, and the
+        # rules a looping dispatch macro enters
+        sources = list(graph.lookahead.values())
+        if self.root in body:
+            sources.append(body[self.root])
+        for dispatch in (ast.TagDispatch, ast.TokenTagDispatch):
+            for node in graph.of_type(dispatch):
+                expr = graph.nodes[node]
+                if expr.loop_after_dispatch:  # type: ignore[union-attr]
+                    sources.extend(body[n] for _, n in expr.tags if n in body)  # type: ignore[union-attr]
+        stack = []
+        for node in sources:
+            if not ends[node]:
+                ends[node] = True
+                stack.append(node)
+        while stack:
+            node = stack.pop()
+            kind = types[node]
+            heirs: Iterable[int]
+            if kind is ast.Sequence:
+                heirs = []
+                for kid in reversed(children[node]):
+                    heirs.append(kid)
+                    if not maybe_nullable[kid]:
+                        break
+            elif kind is ast.Repeat or kind is ast.Choice:
+                heirs = children[node]
+            elif node in target:
+                heirs = (target[node],)
+            elif kind is ast.TagDispatch or kind is ast.TokenTagDispatch:
+                expr = graph.nodes[node]
+                heirs = () if expr.loop_after_dispatch else [  # type: ignore[union-attr]
+                    body[n] for _, n in expr.tags if n in body]  # type: ignore[union-attr]
+            else:
+                continue
+            for heir in heirs:
+                if not ends[heir]:
+                    ends[heir] = True
+                    stack.append(heir)
+        return ends
+
+
+_NAMING = frozenset({ast.RuleRef, ast.TagDispatch, ast.TokenTagDispatch})
+"""The node types that name rules."""
+
+
+def _leaf_facts(expr: ast.Expr) -> tuple[int, int]:
+    """The facts a leaf (or a reference to an undefined rule) has: (known true, known false)."""
+    kind = type(expr)
+    if kind is ast.Literal:
+        return _TEXT if expr.value else _EMPTY_TEXT  # type: ignore[union-attr]
+    if kind is ast.CharClass:
+        if class_charset(expr):  # type: ignore[arg-type]
+            return _PRODUCTIVE | _NONEMPTY, _NULLABLE | _MAYBE_NULLABLE
+        return 0, _ALL_FACTS
+    if kind is ast.RuleRef or kind is ast.RegexMacro:  # an undefined rule: an unknown terminal
+        return _PRODUCTIVE | _MAYBE_NULLABLE | _NONEMPTY, _NULLABLE
+    if kind is ast.Substring:
+        if any(expr.strings):  # type: ignore[union-attr]
+            return _ALL_FACTS, 0
+        return _PRODUCTIVE | _NULLABLE | _MAYBE_NULLABLE, _NONEMPTY
+    if kind is ast.TokenSet:
+        return _PRODUCTIVE | _NONEMPTY, _NULLABLE | _MAYBE_NULLABLE
+    return _ALL_FACTS, 0  # TagDispatch, TokenTagDispatch: may be empty, may be anything
+
 
 def _rules_used_by(expr: ast.Expr) -> tuple[str, ...]:
     if isinstance(expr, ast.RuleRef):

@@ -8,14 +8,20 @@ offending sub-expression and gives a one-line hint.
 from __future__ import annotations
 
 import re
-from collections import deque
+from bisect import bisect_right
+from collections import Counter, deque
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
-from functools import cached_property
+from functools import cached_property, lru_cache
 
 from grammarkit.analysis.charset import END, CharSet
 from grammarkit.analysis.graph import is_cyclic, strongly_connected_components
-from grammarkit.analysis.properties import GrammarProperties, class_charset
+from grammarkit.analysis.properties import (
+    SMALL_CLASS,
+    ExprGraph,
+    GrammarProperties,
+    class_charset,
+)
 from grammarkit.diagnostics import Diagnostic, Severity, warning
 from grammarkit.ebnf import ast
 from grammarkit.ebnf.escapes import class_char, decode_escape
@@ -151,8 +157,8 @@ def no_finite_derivation(ctx: LintContext) -> Iterator[Diagnostic]:
     """
     props = ctx.properties
     graph = props.graph
-    blocking = {name: list(_blocking_elements(props, name)) for name in graph.rules}
-    stuck = [name for name, found in blocking.items() if not props.productive[graph.body[name]]]
+    stuck = [name for name in graph.rules if not props.productive[graph.body[name]]]
+    blocking = {name: list(_blocking_elements(props, name)) for name in stuck}
     number = {name: k for k, name in enumerate(stuck)}
     refs = {
         name: [(node, graph.target_rule[node]) for node in blocking[name] if node in graph.target]
@@ -221,8 +227,10 @@ def root_matches_only_empty(ctx: LintContext) -> Iterator[Diagnostic]:
 @_rule("GK204", "empty-class")
 def empty_class(ctx: LintContext) -> Iterator[Diagnostic]:
     """A character class that matches no character (``[]``); ``[^]`` matches any and is fine."""
-    for expr in ctx.properties.graph.nodes:
-        if isinstance(expr, ast.CharClass) and not class_charset(expr):
+    graph = ctx.properties.graph
+    for node in graph.of_type(ast.CharClass):
+        expr: ast.CharClass = graph.nodes[node]  # type: ignore[assignment]
+        if not class_charset(expr):
             what = "excludes every character" if expr.negated else "is empty"
             yield warning(
                 "GK204", f"this character class {what}, so it matches nothing", expr.span,
@@ -235,8 +243,9 @@ def nullable_loop_body(ctx: LintContext) -> Iterator[Diagnostic]:
     """An unbounded loop whose body can match the empty string."""
     props = ctx.properties
     graph = props.graph
-    for node, expr in enumerate(graph.nodes):
-        if isinstance(expr, ast.Repeat) and expr.max is None:
+    for node in graph.of_type(ast.Repeat):
+        expr: ast.Repeat = graph.nodes[node]  # type: ignore[assignment]
+        if expr.max is None:
             body = graph.children[node][0]
             if props.nullable[body]:
                 loop = _unbounded_loop_spelling(expr)
@@ -259,15 +268,28 @@ def _whitespace_only(expr: ast.Expr) -> bool:
             stack.extend(fresh)
             continue
         if isinstance(node, ast.Literal):
-            if not node.value or not CharSet.of_string(node.value).is_subset(WHITESPACE):
+            if not node.value or not _WHITESPACE_CHARS.issuperset(node.value):
                 return False
         elif isinstance(node, ast.CharClass):
-            members = class_charset(node)
-            if not members or not members.is_subset(WHITESPACE):
+            check = _cached_whitespace_class if len(node.ranges) <= SMALL_CLASS else (
+                _whitespace_class)
+            if not check(node.ranges, node.negated):
                 return False
         else:
             return False
     return True
+
+
+_WHITESPACE_CHARS = frozenset(" \t\n\r")
+
+
+def _whitespace_class(ranges: tuple[tuple[int, int], ...], negated: bool) -> bool:
+    """Whether a class matches something, and only whitespace."""
+    members = class_charset(ast.CharClass(ranges, negated))
+    return bool(members) and members.is_subset(WHITESPACE)
+
+
+_cached_whitespace_class = lru_cache(maxsize=1024)(_whitespace_class)
 
 
 class _WhitespaceLoops:
@@ -305,79 +327,150 @@ def unbounded_whitespace(ctx: LintContext) -> Iterator[Diagnostic]:
     """
     props = ctx.properties
     graph = props.graph
-    is_loop = _WhitespaceLoops(graph.rules)
-    follow = props.follow
+    loops = _whitespace_loop_nodes(graph)
+    if not loops:
+        return
+    types, children, nullable = graph.types, graph.children, props.nullable
+    ends = props.ends_input
     reported: set[int] = set()
-    for name in graph.rules:
+    for name in _rules_containing(graph, loops):
         start = graph.body[name]
         seen = {(start, False)}
         stack = [(start, False)]
         while stack:
             node, in_loop = stack.pop()
-            expr = graph.nodes[node]
-            if is_loop(expr):
-                at_end = END in follow[node] and (node != start or name == ctx.root)
+            if node in loops:
+                at_end = ends[node] and (node != start or name == ctx.root)
                 if (in_loop or at_end) and node not in reported:
                     reported.add(node)
                     where = ("inside a loop that can repeat on whitespace alone" if in_loop
                              else f"at the end of `{ctx.root}`'s text, before the end of input")
                     yield warning(
                         "GK206", f"unbounded whitespace {where}: a model can emit whitespace "
-                        "forever", expr.span, "bound it, e.g. `[ \\t\\n]{0,8}`")
+                        "forever", graph.nodes[node].span, "bound it, e.g. `[ \\t\\n]{0,8}`")
                 continue
-            looping = in_loop or (isinstance(expr, ast.Repeat)
-                                  and (expr.max is None or expr.max > 1))
-            kids = graph.children[node]
+            kind = types[node]
+            kids = children[node]
+            if not kids:
+                continue
+            looping = in_loop
+            if kind is ast.Repeat:
+                high = graph.nodes[node].max  # type: ignore[union-attr]
+                looping = looping or high is None or high > 1
             # Inside a sequence, the loop can spin on whitespace alone only if everything
             # beside it may be empty: `("," ws value)*` always needs a comma.
-            solid = [kid for kid in kids if not props.nullable[kid]]
+            solid = [kid for kid in kids if not nullable[kid]] if kind is ast.Sequence else []
             for kid in reversed(kids):
-                spins = looping and (not isinstance(expr, ast.Sequence) or not solid
-                                     or solid == [kid])
+                spins = looping and (not solid or solid == [kid])
                 if (kid, spins) not in seen:
                     seen.add((kid, spins))
                     stack.append((kid, spins))
 
 
+def _whitespace_loop_nodes(graph: ExprGraph) -> set[int]:
+    """The unbounded whitespace repetitions, and the references to rules that are one."""
+    loops = set()
+    for node in graph.of_type(ast.Repeat):
+        expr: ast.Repeat = graph.nodes[node]  # type: ignore[assignment]
+        if expr.max is None and _whitespace_only(expr.item):
+            loops.add(node)
+    is_loop = _WhitespaceLoops(graph.rules)
+    names = {name for name in graph.rules if is_loop(ast.RuleRef(name))}
+    if names:
+        loops.update(node for node in graph.of_type(ast.RuleRef)
+                     if graph.nodes[node].name in names)  # type: ignore[union-attr]
+    return loops
+
+
+def _rules_containing(graph: ExprGraph, nodes: set[int]) -> list[str]:
+    """The rules (in order) whose body or lookahead contains one of ``nodes``."""
+    if graph.shared:  # a node may lie below several rules
+        return list(graph.rules)
+    # unshared, each rule's nodes are numbered consecutively from its body on
+    starts = [graph.body[name] for name in graph.rules]
+    names = list(graph.rules)
+    return [names[k] for k in sorted({bisect_right(starts, node) - 1 for node in nodes})]
+
+
 # -- GK207 ---------------------------------------------------------------------------------------
-def _structure_keys(props: GrammarProperties) -> list[int]:
-    """Per node, an integer equal for structurally equal nodes (spans ignored, classes as sets)."""
-    graph = props.graph
+def _structure_keys(graph: ExprGraph, starts: list[int]) -> dict[int, int]:
+    """Per node below ``starts``, an integer equal for structurally equal nodes (spans ignored,
+    classes as sets)."""
+    nodes, types, children = graph.nodes, graph.types, graph.children
     interned: dict[tuple[object, ...], int] = {}
-    keys = [0] * len(graph.nodes)
-    for node in graph.postorder():
-        expr = graph.nodes[node]
-        kids = tuple(keys[kid] for kid in graph.children[node])
+    keys: dict[int, int] = {}
+    stack = [(start, False) for start in starts]
+    while stack:
+        node, expanded = stack.pop()
+        if node in keys:
+            continue
+        kids = children[node]
+        if kids and not expanded:
+            stack.append((node, True))
+            stack.extend((kid, False) for kid in kids if kid not in keys)
+            continue
+        kind, expr = types[node], nodes[node]
         shape: tuple[object, ...]
-        if isinstance(expr, ast.CharClass):
-            shape = ("class", class_charset(expr).intervals)
-        elif isinstance(expr, ast.Repeat):
-            shape = ("repeat", expr.min, expr.max, kids)
-        elif isinstance(expr, (ast.Sequence, ast.Choice)):
-            shape = (type(expr).__name__, kids)
+        if kind is ast.CharClass:
+            shape = ("class", class_charset(expr).intervals)  # type: ignore[arg-type]
+        elif kind is ast.Repeat:
+            shape = ("repeat", expr.min, expr.max,  # type: ignore[union-attr]
+                     keys[kids[0]])
+        elif kind is ast.Sequence or kind is ast.Choice:
+            shape = (kind.__name__, tuple(keys[kid] for kid in kids))
         else:
             shape = (expr,)  # leaves: dataclass equality already ignores spans
         keys[node] = interned.setdefault(shape, len(interned))
     return keys
 
 
+def _outline(graph: ExprGraph, node: int) -> object:
+    """What structurally equal nodes share: their own shape and their children's kinds."""
+    kids = graph.children[node]
+    if not kids:
+        return _shape(graph, node)
+    return _shape(graph, node), tuple(_shape(graph, kid) for kid in kids)
+
+
+def _shape(graph: ExprGraph, node: int) -> object:
+    kind, expr = graph.types[node], graph.nodes[node]
+    if kind is ast.CharClass:
+        return class_charset(expr).intervals  # type: ignore[arg-type]
+    if kind is ast.Repeat:
+        return expr.min, expr.max  # type: ignore[union-attr]
+    if kind is ast.Sequence or kind is ast.Choice:
+        return kind, len(graph.children[node])
+    return expr
+
+
 @_rule("GK207", "duplicate-alternative")
 def duplicate_alternative(ctx: LintContext) -> Iterator[Diagnostic]:
     """An alternative that repeats an earlier alternative of the same choice."""
     graph = ctx.properties.graph
-    keys = _structure_keys(ctx.properties)
-    nested = {kid for node, expr in enumerate(graph.nodes) if isinstance(expr, ast.Choice)
-              for kid in graph.children[node] if isinstance(graph.nodes[kid], ast.Choice)}
-    for node, expr in enumerate(graph.nodes):
-        if not isinstance(expr, ast.Choice) or node in nested:
+    choices = graph.of_type(ast.Choice)
+    nested = {kid for node in choices for kid in graph.children[node]
+              if graph.types[kid] is ast.Choice}
+    groups = []  # per outermost choice, its alternatives with nested choices spliced in
+    for node in choices:
+        if node in nested:
             continue
-        first_seen: dict[int, int] = {}
+        alternatives = []
         stack = list(reversed(graph.children[node]))
         while stack:
             alternative = stack.pop()
-            if isinstance(graph.nodes[alternative], ast.Choice):
+            if graph.types[alternative] is ast.Choice:
                 stack.extend(reversed(graph.children[alternative]))
-                continue
+            else:
+                alternatives.append(alternative)
+        # equal alternatives have equal outlines: compare in depth only those that share one
+        outlines = [_outline(graph, alternative) for alternative in alternatives]
+        sharing = {outline for outline, n in Counter(outlines).items() if n > 1}
+        if sharing:
+            groups.append([a for a, o in zip(alternatives, outlines) if o in sharing])
+    keys = _structure_keys(graph, [node for group in groups for node in group])
+    for alternatives in groups:
+        first_seen: dict[int, int] = {}
+        for alternative in alternatives:
             earlier = first_seen.get(keys[alternative])
             if earlier is None:
                 first_seen[keys[alternative]] = alternative
@@ -392,8 +485,10 @@ def duplicate_alternative(ctx: LintContext) -> Iterator[Diagnostic]:
 @_rule("GK208", "overlapping-class-ranges")
 def overlapping_class_ranges(ctx: LintContext) -> Iterator[Diagnostic]:
     """A character class listing some character twice (duplicate or overlapping ranges)."""
-    for expr in ctx.properties.graph.nodes:
-        if not isinstance(expr, ast.CharClass) or len(expr.ranges) < 2:
+    graph = ctx.properties.graph
+    for node in graph.of_type(ast.CharClass):
+        expr: ast.CharClass = graph.nodes[node]  # type: ignore[assignment]
+        if len(expr.ranges) < 2:
             continue
         widest: tuple[int, int] | None = None
         for low, high in sorted(expr.ranges):
@@ -415,18 +510,21 @@ def left_recursion(ctx: LintContext) -> Iterator[Diagnostic]:
     """Left recursion: fine for xgrammar's Earley parser, but it costs at every step."""
     props = ctx.properties
     graph = props.graph
-    successors = [props.first_position(node, props.nullable) for node in range(len(graph.nodes))]
-    rule_of = {body: name for name, body in graph.body.items()}
-    order = {name: k for k, name in enumerate(graph.rules)}
+    names = list(graph.rules)
+    number = {name: k for k, name in enumerate(names)}
+    # a rule's edges: the rules its body can begin with (a cycle of these is a cycle of the
+    # node graph of first positions, which always passes through rule bodies)
+    successors = [[number[graph.target_rule[ref]] for ref in _left_references(props, name)]
+                  for name in names]
     for component in strongly_connected_components(successors):
         if not is_cyclic(component, successors):
             continue
-        names = [rule_of[node] for node in component if node in rule_of]
-        productive = sorted((n for n in names if props.productive[graph.body[n]]), key=order.__getitem__)
+        productive = [names[k] for k in sorted(component)
+                      if props.productive[graph.body[names[k]]]]
         if not productive:
             continue  # GK202 already reports these rules
         name = productive[0]
-        path = _cycle_path(graph.body[name], set(component), successors)
+        path = _cycle_path(props, graph.body[name])
         chain = [name] + [graph.target_rule[node] for node in path if node in graph.target]
         first_ref = next(node for node in path if node in graph.target)
         yield Diagnostic(
@@ -437,19 +535,42 @@ def left_recursion(ctx: LintContext) -> Iterator[Diagnostic]:
             "`expr ::= term (\"+\" term)*`")
 
 
-def _cycle_path(start: int, component: set[int], successors: list[tuple[int, ...]]) -> list[int]:
-    """The nodes of a shortest path from ``start`` back to ``start`` inside ``component``."""
+def _left_references(props: GrammarProperties, name: str) -> list[int]:
+    """The references to defined rules a match of rule ``name`` can begin with."""
+    graph = props.graph
+    start = graph.body[name]
+    found = []
+    seen = {start}
+    stack = [start]
+    while stack:
+        node = stack.pop()
+        if node in graph.target:
+            found.append(node)
+            continue
+        for kid in props.first_position(node, props.nullable):
+            if kid not in seen:
+                seen.add(kid)
+                stack.append(kid)
+    return found
+
+
+def _cycle_path(props: GrammarProperties, start: int) -> list[int]:
+    """The nodes of a shortest path of first positions from ``start`` back to ``start``.
+
+    Every node on such a path lies in ``start``'s strongly connected component, so the search
+    needs no restriction to it.
+    """
     parent: dict[int, int] = {}
     queue = deque([start])
     while queue:
         node = queue.popleft()
-        for target in successors[node]:
+        for target in props.first_position(node, props.nullable):
             if target == start:
                 path = [node]
                 while path[-1] != start:
                     path.append(parent[path[-1]])
                 return path[::-1]
-            if target in component and target not in parent:
+            if target not in parent:
                 parent[target] = node
                 queue.append(target)
     raise AssertionError("a cyclic component has a cycle through every member")
@@ -463,9 +584,9 @@ def _as_int32(value: int) -> int:
 @_rule("GK210", "huge-repetition-bound")
 def huge_repetition_bound(ctx: LintContext) -> Iterator[Diagnostic]:
     """Repetition bounds above 10,000, and above 2^31-1 (xgrammar 0.2.8 wraps them around)."""
-    for expr in ctx.properties.graph.nodes:
-        if not isinstance(expr, ast.Repeat):
-            continue
+    graph = ctx.properties.graph
+    for node in graph.of_type(ast.Repeat):
+        expr: ast.Repeat = graph.nodes[node]  # type: ignore[assignment]
         bound = max(expr.min, expr.max or 0)
         if bound <= HUGE_BOUND:
             continue

@@ -49,7 +49,7 @@ class Suppressions:
                     if code.strip())
                 self._by_line[line] = _merge(self._by_line.get(line, frozenset()), codes)
         self._rules: list[tuple[int, int, _Codes]] = []
-        for rule in grammar.rules:
+        for rule in grammar.rules if self._by_line else ():
             if rule.span is None or rule.name_span is None:
                 continue
             line = source.position(rule.name_span.start).line
@@ -77,4 +77,6 @@ class Suppressions:
 
     def filter(self, diagnostics: Iterable[Diagnostic]) -> list[Diagnostic]:
         """The diagnostics no comment silences."""
+        if not self._by_line:
+            return list(diagnostics)
         return [d for d in diagnostics if not self.silences(d)]

@@ -13,12 +13,12 @@ from dataclasses import dataclass
 from functools import cached_property
 
 from grammarkit.analysis.charset import CharSet
-from grammarkit.analysis.lint import lint
+from grammarkit.analysis.lint import lint_parsed
 from grammarkit.analysis.properties import GrammarProperties
 from grammarkit.codepoints import MAX_CODEPOINT
 from grammarkit.diagnostics import Diagnostic
 from grammarkit.ebnf import ast
-from grammarkit.ebnf.parser import parse
+from grammarkit.ebnf.parser import ParseResult, parse
 from grammarkit.ebnf.printer import print_rule
 from grammarkit.source import SourceText
 
@@ -67,14 +67,18 @@ class GrammarDocument:
         self.root = root
 
     @cached_property
+    def _parsed(self) -> ParseResult:
+        return parse(self.text, self.root)
+
+    @cached_property
     def rules(self) -> tuple[ast.Rule, ...]:
         """The rules that parse, in source order."""
-        return parse(self.text, self.root).ast.rules
+        return self._parsed.ast.rules
 
     @cached_property
     def diagnostics(self) -> list[Diagnostic]:
         """Errors and lint warnings, as ``grammarkit lint`` reports them."""
-        return lint(self.text, self.source.path, root=self.root)
+        return lint_parsed(self._parsed, self.source, root=self.root)
 
     # -- names -------------------------------------------------------------------------------
     @cached_property

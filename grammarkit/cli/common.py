@@ -285,14 +285,23 @@ def write_file(path: str, data: bytes) -> None:
     """Replace ``path`` with ``data`` in one step: never a truncated or half-written file.
 
     The bytes go to a temporary file in the same folder, which is renamed over the original
-    (through a symbolic link, the file it points to), keeping the original's permissions.
-    A failed write (disk full, file-size limit, permissions) leaves the original as it was and
-    raises :class:`InputError` (exit 2).
+    (through a symbolic link, the file it points to), keeping the original's permissions (a new
+    file gets the usual ones: 0666 less the umask).
+    A FIFO or a device (``-o /dev/null``) is written as a stream. A failed write (disk full,
+    file-size limit, permissions) leaves the original as it was and raises
+    :class:`InputError` (exit 2).
     """
     import tempfile
 
     target = os.path.realpath(path)
     kind = _file_kind(target) if os.path.exists(target) else None
+    if kind in ("a FIFO", "a device"):  # a stream (`-o /dev/null`): nothing there to lose
+        try:
+            with open(target, "wb") as stream:
+                stream.write(data)
+        except OSError as exc:
+            raise InputError(f"cannot write {path}: {exc.strerror or exc}", path) from None
+        return
     if kind is not None:
         raise InputError(f"cannot write {path}: not a regular file ({kind})", path)
     folder, name = os.path.split(target)
@@ -304,9 +313,12 @@ def write_file(path: str, data: bytes) -> None:
             stream.flush()
             os.fsync(stream.fileno())
         try:
-            os.chmod(temporary, stat.S_IMODE(os.stat(target).st_mode))
-        except FileNotFoundError:
-            pass
+            mode = stat.S_IMODE(os.stat(target).st_mode)
+        except FileNotFoundError:  # a new file: what open() would give it, not mkstemp's 0600
+            umask = os.umask(0)
+            os.umask(umask)
+            mode = 0o666 & ~umask
+        os.chmod(temporary, mode)
         os.replace(temporary, target)
     except OSError as exc:
         if temporary is not None and os.path.exists(temporary):

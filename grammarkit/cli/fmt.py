@@ -52,7 +52,7 @@ def command(paths: tuple[str, ...], check: bool, diff: bool, root: str) -> None:
     changed = unchanged = failed = 0
     for path in files(paths, (GRAMMAR_SUFFIX, GBNF_SUFFIX), skipped):
         source = read(path)
-        formatted, problem = _format(source, root)
+        formatted, problem = _format(source, root, verify=not check)
         if formatted is None:
             failed += 1
             echo(problem, err=True)
@@ -94,8 +94,12 @@ def _lines(text: str) -> list[str]:
     return re.findall(r"[^\n]*\n|[^\n]+", text)
 
 
-def _format(source: SourceText, root: str) -> tuple[str | None, str]:
-    """The canonical text of ``source``, or ``None`` and why it can't be formatted."""
+def _format(source: SourceText, root: str, verify: bool) -> tuple[str | None, str]:
+    """The canonical text of ``source``, or ``None`` and why it can't be formatted.
+
+    ``verify``: parse the new text back and compare the rules, before it may be written or
+    shown as a patch (``--check`` writes nothing and skips this second parse).
+    """
     from grammarkit.diagnostics import GrammarError, error
     from grammarkit.ebnf.ast import Span
     from grammarkit.ebnf.printer import print_grammar
@@ -115,7 +119,7 @@ def _format(source: SourceText, root: str) -> tuple[str | None, str]:
     if isinstance(grammar, GrammarError):
         return None, render(grammar.diagnostics)
     formatted = print_grammar(grammar.ast, source.text)
-    if formatted != source.text and not _same_rules(grammar, formatted, root):
+    if verify and formatted != source.text and not _same_rules(grammar, formatted, root):
         return None, (f"error: formatting {source.path} would change its rules, so it is left "
                       "as it is; this is a bug in grammarkit fmt, please report it")
     return formatted, ""

@@ -61,6 +61,7 @@ def command(paths: tuple[str, ...], update: bool, show_coverage: bool, fail_unde
     from grammarkit.authoring.coverage import Coverage
     from grammarkit.authoring.derivation import DerivationTooLarge
     from grammarkit.authoring.example_tests import run_examples, updated_text
+    from grammarkit.automata.earley import MatchTimeout
 
     show_coverage = show_coverage or fail_under is not None
     reports: list[dict[str, Any]] = []
@@ -69,7 +70,11 @@ def command(paths: tuple[str, ...], update: bool, show_coverage: bool, fail_unde
     for examples_path in files:
         source = read(str(examples_path))
         grammar_path, grammar, examples = _load(examples_path, source, root)
-        outcomes = run_examples(grammar, examples)
+        try:
+            outcomes = run_examples(grammar, examples)
+        except MatchTimeout as exc:
+            raise InputError(f"{examples_path}: an example is too long or the grammar too "
+                             f"ambiguous to match: {exc.diagnostic.message}") from None
         report: dict[str, Any] = {
             "path": str(examples_path), "grammar": str(grammar_path),
             "passed": sum(o.passed for o in outcomes),

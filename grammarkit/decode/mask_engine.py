@@ -4,8 +4,9 @@ Shared by every :class:`~grammarkit.decode.matcher.TokenMatcher` of the same gra
 vocabulary (see :mod:`grammarkit.decode.engine_cache`). Nothing is precomputed: building an
 engine costs the grammar's byte classes, and each layer below (and the token partition) is
 filled on first use, so the first mask is ready as soon as the start state's groups are
-classified. A
-mask is computed in three layers:
+classified. The second state's mask then classifies, for about as long as the first mask
+took, the contexts a random walk most likely meets next (:meth:`MaskEngine._classify_likely`),
+so that later masks rarely stop to classify one. A mask is computed in three layers:
 
 1. **Mask cache.** States are keyed canonically (:meth:`StateAutomaton.state_key`), so a state
    seen before costs one dict look-up.
@@ -21,6 +22,7 @@ mask is computed in three layers:
 
 from __future__ import annotations
 
+import time
 from collections import OrderedDict
 
 import numpy as np
@@ -30,12 +32,23 @@ from grammarkit.automata.compiled import CompiledGrammar
 from grammarkit.decode.bitmask import Words, clear_bits, set_bits
 from grammarkit.decode.earley_core import EarleyCore, Frame, ParseState
 from grammarkit.decode.state_automaton import StateAutomaton, StateKey
-from grammarkit.decode.token_classes import TokenClassifier, union_of
+from grammarkit.decode.token_classes import TokenClassifier, classified_groups, union_of
 from grammarkit.decode.token_index import TokenIndex
 from grammarkit.decode.token_partition import TokenPartition, token_partition
 
 MASK_CACHE_SIZE = 4096
 """Masks kept per engine (each ``vocab_size / 8`` bytes: 124 MB for 248k tokens at most)."""
+
+LIKELY_CONTEXTS = 64
+"""Contexts classified at most at once when the second state is met (see
+:meth:`MaskEngine.mask`)."""
+
+LIKELY_PROBABILITY = 1e-3
+"""Contexts a random walk reaches less likely than this are left to their first use."""
+
+LIKELY_MIN_SECONDS = 0.01
+"""The least time the second state's mask may spend classifying likely contexts (else as long
+as the first mask took)."""
 
 
 class MaskEngine:
@@ -49,6 +62,8 @@ class MaskEngine:
         self.automaton = StateAutomaton(self.core, self.index, self.partition)
         self.classifier = TokenClassifier(self.automaton, self.index)
         self._masks: OrderedDict[StateKey, Words] = OrderedDict()
+        self._computed = 0
+        self._first_seconds = 0.0
 
     @property
     def nbytes(self) -> int:
@@ -63,19 +78,38 @@ class MaskEngine:
         if found is not None:
             self._masks.move_to_end(key)
             return found
+        self._computed += 1
+        if self._computed == 2:
+            self._classify_likely(state)
+        start = time.perf_counter()
         words = self._compute(state)
+        if self._computed == 1:
+            self._first_seconds = time.perf_counter() - start
         words.setflags(write=False)
         self._masks[key] = words
         if len(self._masks) > MASK_CACHE_SIZE:
             self._masks.popitem(last=False)
         return words
 
+    def _classify_likely(self, state: ParseState) -> None:
+        """Classify the contexts a random walk from the start or from ``state`` most likely
+        meets (:meth:`TokenClassifier.classify_likely`), for about as long as the first mask
+        took, so later states rarely meet an unclassified one.
+
+        Runs on the second state's mask, not the first: a matcher is ready (its first mask
+        filled) as soon as the start state's own contexts are classified, and no mask waits
+        much longer than the first one did.
+        """
+        classifier = self.classifier
+        start = [classifier.context(frame, config)
+                 for s in (self.core.initial(), state) for frame, config in classified_groups(s)]
+        deadline = time.perf_counter() + max(self._first_seconds, LIKELY_MIN_SECONDS)
+        classifier.classify_likely(start, LIKELY_CONTEXTS, LIKELY_PROBABILITY, deadline)
+
     def _compute(self, state: ParseState) -> Words:
         classifier = self.classifier
-        present = dict(state.groups)
         classes = union_of([classifier.classes(classifier.context(frame, config))
-                            for frame, config in state.groups
-                            if not _just_predicted(state, frame, config, present)], self.index)
+                            for frame, config in classified_groups(state)], self.index)
         words = classes.accepted.copy()
         if len(classes.uncertain):
             walk = self.automaton.walk(self.automaton.number(state), classes.uncertain)
@@ -133,12 +167,3 @@ class MaskEngine:
     def state_key(self, state: ParseState, frame_keys: dict[Frame, int]) -> StateKey:
         """The canonical key of ``state`` (see :meth:`StateAutomaton.state_key`)."""
         return self.automaton.state_key(state, frame_keys)
-
-
-def _just_predicted(state: ParseState, frame: Frame, config: int,
-                    present: dict[Frame, int]) -> bool:
-    """Whether the group ``(frame, config)`` holds only what its parents, all still in ``state``
-    as they were, predicted here: their own classes then cover it (their local parses predict
-    the same items), so it adds nothing to the union but uncertain tokens."""
-    return (frame.position == state.position and config == frame.own and bool(frame.parents)
-            and all(present.get(parent) == c for parent, c in frame.parents))

@@ -66,6 +66,10 @@ MAX_STATES = 100_000
 SCALAR_TAIL = 8
 """Walks finish token by token once this few tokens remain (saves numpy calls per column)."""
 
+LOOP_RANKS = 4096
+"""Walks over more tokens than this first accept, without walking them, the tokens made only
+of bytes that lead the start state back to itself (string bodies, runs of spaces)."""
+
 DENSE_PAIRS = 1 << 22
 """Unknown ``(state, byte)`` pairs are deduplicated in a dense scratch array up to this size."""
 
@@ -98,7 +102,7 @@ class StateAutomaton:
     def __init__(self, core: EarleyCore, index: TokenIndex, partition: TokenPartition):
         self.core = core
         self._index = index
-        self._partition = partition
+        self.partition = partition
         self.horizon = int(index.columns.shape[0]) + 1
         """Bytes a key must keep exact: one more than the longest token."""
         self._signatures: dict[tuple[int, tuple[tuple[int, int], ...], Follow | None], int] = {}
@@ -110,6 +114,7 @@ class StateAutomaton:
         self._table = np.full((64, 256), UNKNOWN, dtype=np.int32)
         self._rescuable = np.zeros((64, 256), dtype=np.bool_)
         self._frame_keys: dict[Frame, int] = {}
+        self._loops: dict[int, int] = {}
 
     @property
     def nbytes(self) -> int:
@@ -205,15 +210,24 @@ class StateAutomaton:
         """Fill the table entries of ``number`` for every byte of ``byte``'s class."""
         after = self.core.advance(self._states[number], bytes((byte,)))
         target = -1 if after is None else self.number(after)
-        self._table[number, self._partition.same_class[byte]] = target
+        self._table[number, self.partition.same_class[byte]] = target
 
     # -- walks -----------------------------------------------------------------------------------
     def walk(self, start: int, ranks: npt.NDArray[np.int64]) -> Walk:
         """Run the tokens ``ranks`` from state number ``start``."""
-        partition = self._partition
+        partition = self.partition
         walk = self._walk_each(start, partition.representatives(ranks))
         return Walk(partition.members(walk.accepted, ranks),
                     partition.members(walk.open_failed, ranks), walk.arrived)
+
+    def walk_representatives(self, start: int, representatives: npt.NDArray[np.int64]) -> Walk:
+        """Run only the given representatives of the partition's groups (see :meth:`walk`)."""
+        return self._walk_each(start, representatives)
+
+    def tokens_starting_with(self, first_bytes: npt.NDArray[np.bool_]) -> int:
+        """How many tokens start with a byte set in ``first_bytes``."""
+        starts = self._index.first_byte_starts
+        return int((starts[1:] - starts[:-1])[first_bytes].sum())
 
     def _walk_each(self, start: int, ranks: npt.NDArray[np.int64]) -> Walk:
         if len(self._states) > MAX_STATES:
@@ -221,12 +235,20 @@ class StateAutomaton:
             self._reset()
             start = self.number(state)
         columns = self._index.columns
-        lengths = self._index.lengths[ranks]
-        current = np.full(len(ranks), start, dtype=np.int64)
-        passed = np.zeros(len(ranks), dtype=np.bool_)
         accepted: list[npt.NDArray[np.int64]] = []
         failed: list[npt.NDArray[np.int64]] = []
         arrived: list[npt.NDArray[np.int64]] = []
+        sets = self.partition.class_sets if len(ranks) > LOOP_RANKS else None
+        loop = 0 if sets is None else self._loop_classes(start)
+        if loop:
+            assert sets is not None
+            inside = (sets[ranks] & np.uint64(~loop & (1 << 64) - 1)) == 0
+            accepted.append(ranks[inside])
+            arrived.append(np.full(int(inside.sum()), start, dtype=np.int64))
+            ranks = ranks[~inside]
+        lengths = self._index.lengths[ranks]
+        current = np.full(len(ranks), start, dtype=np.int64)
+        passed = np.zeros(len(ranks), dtype=np.bool_)
         for k in range(columns.shape[0] + 1):
             if len(ranks) <= SCALAR_TAIL:
                 self._finish(k, ranks, current, passed, (accepted, failed, arrived))
@@ -256,6 +278,23 @@ class StateAutomaton:
                     lengths[live]
             current = following.astype(np.int64)
         return Walk(_joined(accepted), _joined(failed), _joined(arrived))
+
+    def _loop_classes(self, number: int) -> int:
+        """The byte classes leading state ``number`` back to itself (bit ``c`` for class
+        ``c``)."""
+        found = self._loops.get(number)
+        if found is None:
+            found = 0
+            classes = self.partition.classes
+            table = self._table
+            for byte in np.flatnonzero(self.first_bytes(number)).tolist():
+                if table[number, byte] == UNKNOWN:
+                    self._step(number, byte)
+                    table = self._table
+                if table[number, byte] == number:
+                    found |= 1 << int(classes[byte])
+            self._loops[number] = found
+        return found
 
     def _finish(self, k: int, ranks: npt.NDArray[np.int64], current: npt.NDArray[np.int64],
                 passed: npt.NDArray[np.bool_],

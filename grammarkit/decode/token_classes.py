@@ -24,20 +24,25 @@ every token like ``abc(`` uncertain (the identifier ends inside it), about 100k 
 
 The decoder allows the union of the accepted sets of a state's groups and runs the full parser
 only on the union of their uncertain sets. A context is classified the first time a mask needs
-it (or read back from the disk cache, :mod:`grammarkit.decode.engine_cache`).
+it, or earlier when a random walk likely meets it (:meth:`TokenClassifier.classify_likely`), or
+it is read back from the disk cache (:mod:`grammarkit.decode.engine_cache`).
 """
 
 from __future__ import annotations
 
+import heapq
+import time
+from collections.abc import Iterable
 from dataclasses import dataclass
 
 import numpy as np
 import numpy.typing as npt
 
 from grammarkit.decode.bitmask import Words, set_bits
-from grammarkit.decode.earley_core import Frame
+from grammarkit.decode.earley_core import Frame, ParseState
 from grammarkit.decode.state_automaton import Follow, StateAutomaton
 from grammarkit.decode.token_index import TokenIndex
+from grammarkit.decode.token_partition import DIRECT_RANKS
 
 
 @dataclass(frozen=True, eq=False)
@@ -71,6 +76,7 @@ class TokenClassifier:
         self._automaton = automaton
         self._index = index
         self._cache: dict[Context, TokenClasses] = {}
+        self._successors: dict[Context, tuple[tuple[Context, float], ...]] = {}
 
     @property
     def nbytes(self) -> int:
@@ -97,17 +103,91 @@ class TokenClassifier:
     def classes(self, group: Context) -> TokenClasses:
         """The classification of every ordinary token from the context ``group``."""
         found = self._cache.get(group)
-        if found is None:
-            local = self._automaton.local(*group)
-            ranks = self._index.starting_with(self._automaton.first_bytes(local))
-            walk = self._automaton.walk(local, ranks)
-            words = np.zeros_like(self._index.ordinary_words)
-            set_bits(words, self._index.ids[walk.accepted])
-            words.setflags(write=False)
-            uncertain = np.sort(walk.open_failed)
-            uncertain.setflags(write=False)
-            found = self._cache[group] = TokenClasses(words, uncertain)
+        return found if found is not None else self._classify(group)
+
+    def classify_likely(self, start: Iterable[Context], limit: int, min_probability: float,
+                        deadline: float) -> int:
+        """Classify the contexts a random walk from ``start`` most likely reaches; how many
+        were classified now (``limit`` at most, none started after ``deadline``, a
+        ``time.perf_counter()`` value).
+
+        Each step takes one accepted token uniformly: a context's successors are those of the
+        states its accepted tokens end in, each with the share of tokens ending there (tokens
+        that leave its frame are followed from the frames below, whose own walks parse them).
+        Contexts are taken most likely first, down to ``min_probability``. Contexts read from a
+        cache file have no recorded successors and end the search there.
+        """
+        best = dict.fromkeys(start, 1.0)
+        heap = [(-1.0, order, context) for order, context in enumerate(best)]
+        classified = 0
+        while heap and classified < limit and time.perf_counter() < deadline:
+            negative, _, context = heapq.heappop(heap)
+            probability = -negative
+            if probability < best[context]:
+                continue  # reached more likely since
+            if probability < min_probability:
+                break
+            if context not in self._cache:
+                self._classify(context)
+                classified += 1
+            for successor, share in self._successors.get(context, ()):
+                likely = probability * share
+                if likely > best.get(successor, 0.0):
+                    best[successor] = likely
+                    heapq.heappush(heap, (-likely, len(best), successor))
+        return classified
+
+    def _successors_after(self, arrived: npt.NDArray[np.int64], weights: npt.NDArray[np.int64]
+                          ) -> tuple[tuple[Context, float], ...]:
+        """The contexts of the states numbered ``arrived`` (by ``weights`` tokens each), with
+        the share of the tokens that end in a state holding each."""
+        if not len(arrived):
+            return ()
+        counts = np.bincount(arrived, weights=weights)
+        numbers = np.flatnonzero(counts)
+        shares = counts[numbers] / weights.sum()
+        found: dict[Context, float] = {}
+        for number, share in zip(numbers.tolist(), shares.tolist(), strict=True):
+            for frame, config in classified_groups(self._automaton.state(number)):
+                context = self.context(frame, config)
+                found[context] = found.get(context, 0.0) + share
+        return tuple(found.items())
+
+    def _classify(self, group: Context) -> TokenClasses:
+        automaton, index = self._automaton, self._index
+        local = automaton.local(*group)
+        first = automaton.first_bytes(local)
+        partition = automaton.partition
+        if partition.is_grouped or automaton.tokens_starting_with(first) > DIRECT_RANKS:
+            # whole groups, found by their first byte class: no pass over their tokens
+            walk = automaton.walk_representatives(
+                local, partition.representative[partition.groups_starting_with(first)])
+            accepted = partition.member_ranks(partition.group_of[walk.accepted])
+            failed = partition.member_ranks(partition.group_of[walk.open_failed])
+            weights = partition.group_sizes(partition.group_of[walk.accepted])
+        else:
+            walk = automaton.walk(local, index.starting_with(first))
+            accepted, failed = walk.accepted, walk.open_failed
+            weights = np.ones(len(walk.arrived), dtype=np.int64)
+        words = np.zeros_like(index.ordinary_words)
+        set_bits(words, index.ids[accepted])
+        words.setflags(write=False)
+        uncertain = np.sort(failed)
+        uncertain.setflags(write=False)
+        self._successors[group] = self._successors_after(walk.arrived, weights)
+        found = self._cache[group] = TokenClasses(words, uncertain)
         return found
+
+
+def classified_groups(state: ParseState) -> list[tuple[Frame, int]]:
+    """The groups of ``state`` whose classes a mask needs: all but those holding only what
+    their parents, all still in ``state`` as they were, predicted here (the parents' own
+    classes cover them: their local parses predict the same items)."""
+    present = dict(state.groups)
+    return [(frame, config) for frame, config in state.groups
+            if not (frame.position == state.position and config == frame.own
+                    and bool(frame.parents)
+                    and all(present.get(parent) == c for parent, c in frame.parents))]
 
 
 def union_of(classes: list[TokenClasses], index: TokenIndex) -> TokenClasses:

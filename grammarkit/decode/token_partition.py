@@ -85,6 +85,8 @@ class TokenPartition:
         self._index = index
         self._groups = groups
         self._marks = np.zeros(0 if groups is None else len(groups[1]), dtype=np.bool_)
+        self._layout: _GroupLayout | None = None
+        self._class_sets: npt.NDArray[np.uint64] | None = None
 
     @property
     def is_grouped(self) -> bool:
@@ -115,7 +117,48 @@ class TokenPartition:
     def nbytes(self) -> int:
         if self._groups is None:
             return 0
-        return int(self._groups[0].nbytes + self._groups[1].nbytes)
+        layout = 0 if self._layout is None else self._layout.nbytes
+        return int(self._groups[0].nbytes + self._groups[1].nbytes) + layout
+
+    def groups_starting_with(self, first_bytes: npt.NDArray[np.bool_]) -> npt.NDArray[np.int64]:
+        """The groups whose tokens start with a byte set in ``first_bytes`` (a union of whole
+        byte classes, as every byte row is), without looking at their tokens."""
+        layout = self._grouped_layout()
+        wanted = np.unique(self.classes[first_bytes]).tolist()
+        starts = layout.class_starts
+        return np.concatenate([layout.by_first_class[starts[c]: starts[c + 1]] for c in wanted]
+                              or [np.zeros(0, dtype=np.int64)])
+
+    def member_ranks(self, groups: npt.NDArray[np.int64]) -> npt.NDArray[np.int64]:
+        """Every rank of the distinct ``groups`` (in no particular order), in time proportional
+        to their number of members."""
+        layout = self._grouped_layout()
+        if not len(groups):
+            return np.zeros(0, dtype=np.int64)
+        first = layout.member_starts[groups]
+        counts = layout.member_starts[groups + 1] - first
+        ends = np.cumsum(counts)
+        shift = np.repeat(first - (ends - counts), counts)
+        return layout.members[np.arange(int(ends[-1]), dtype=np.int64) + shift]
+
+    @property
+    def class_sets(self) -> npt.NDArray[np.uint64] | None:
+        """Per rank, the byte classes its token holds (bit ``c`` for class ``c``); ``None``
+        when the grammar has more than 64 byte classes. Computed on first use."""
+        if self._class_sets is None and int(self.classes.max()) < 64:
+            self._class_sets = _class_sets(self.classes, self._index)
+        return self._class_sets
+
+    def group_sizes(self, groups: npt.NDArray[np.int64]) -> npt.NDArray[np.int64]:
+        """How many tokens each of ``groups`` holds."""
+        starts = self._grouped_layout().member_starts
+        return starts[groups + 1] - starts[groups]
+
+    def _grouped_layout(self) -> _GroupLayout:
+        if self._layout is None:
+            group_of, representative = self._grouped()
+            self._layout = _GroupLayout(self.classes, self._index, group_of, representative)
+        return self._layout
 
     def representatives(self, ranks: npt.NDArray[np.int64]) -> npt.NDArray[np.int64]:
         """One rank per group present in ``ranks`` (``ranks`` itself while few tokens are
@@ -141,6 +184,38 @@ class TokenPartition:
         chosen = ranks[marks[group_of[ranks]]]
         marks[group_of[representatives]] = False
         return chosen
+
+
+class _GroupLayout:
+    """The groups sorted by the class of their first byte, and the ranks sorted by group."""
+
+    def __init__(self, classes: npt.NDArray[np.int64], index: TokenIndex,
+                 group_of: npt.NDArray[np.int64], representative: npt.NDArray[np.int64]):
+        first_class = classes[index.columns[0][representative]]
+        self.by_first_class = np.argsort(first_class, kind="stable")
+        self.class_starts = np.searchsorted(first_class[self.by_first_class],
+                                            np.arange(int(classes.max()) + 2))
+        self.members = np.argsort(group_of, kind="stable")
+        self.member_starts = np.zeros(len(representative) + 1, dtype=np.int64)
+        np.cumsum(np.bincount(group_of, minlength=len(representative)),
+                  out=self.member_starts[1:])
+
+    @property
+    def nbytes(self) -> int:
+        return int(self.by_first_class.nbytes + self.class_starts.nbytes + self.members.nbytes
+                   + self.member_starts.nbytes)
+
+
+def _class_sets(classes: npt.NDArray[np.int64], index: TokenIndex) -> npt.NDArray[np.uint64]:
+    bits = np.left_shift(np.uint64(1), classes.astype(np.uint64))
+    by_length = np.argsort(-index.lengths, kind="stable")
+    longer = np.searchsorted(-index.lengths[by_length], -np.arange(index.columns.shape[0]),
+                             side="left")  # longer[k]: how many tokens have more than k bytes
+    sets = np.zeros(index.num_tokens, dtype=np.uint64)
+    for k, column in enumerate(index.columns):
+        alive = by_length[: longer[k]]
+        sets[alive] |= bits[column[alive]]
+    return sets
 
 
 def _group_tokens(classes: npt.NDArray[np.int64],
@@ -181,7 +256,7 @@ def _dense_ids(keys: npt.NDArray[np.int64]) -> npt.NDArray[np.int64]:
     """Equal keys get equal ids, numbered from 0."""
     if not len(keys):
         return keys
-    order = np.argsort(keys)
+    order = np.argsort(keys, kind="stable")  # keys of byte-sorted tokens: runs to merge
     ordered = keys[order]
     starts = np.empty(len(keys), dtype=np.bool_)
     starts[0] = True

@@ -46,14 +46,27 @@ def read_rule(
     return actions["rule"](context, [tokens[0], tokens[1], body], tokens[0].start, tokens[-1].end)
 
 
+_BY_TOKEN: dict[int, tuple[Mapping[str, Action], dict[str, Action], dict[str, Action]]] = {}
+
+
+def _by_token(actions: Mapping[str, Action]) -> tuple[dict[str, Action], dict[str, Action]]:
+    """The actions of leaf elements and of one-token quantifiers, by token kind (cached per
+    action table: the parser has one)."""
+    cached = _BY_TOKEN.get(id(actions))
+    if cached is None or cached[0] is not actions:
+        leaves = {kind: actions[name] for kind, name in _LEAVES.items()}
+        suffixes = {kind: actions[name] for kind, name in _SUFFIXES.items()}
+        cached = _BY_TOKEN[id(actions)] = (actions, leaves, suffixes)
+    return cached[1], cached[2]
+
+
 class _Reader:
     def __init__(self, tokens: Sequence[Token], context: Any, actions: Mapping[str, Action]):
         self.tokens = tokens
         self.count = len(tokens)
         self.context = context
         self.actions = actions
-        self.leaves = {kind: actions[name] for kind, name in _LEAVES.items()}
-        self.suffixes = {kind: actions[name] for kind, name in _SUFFIXES.items()}
+        self.leaves, self.suffixes = _by_token(actions)
 
     def choices(self, at: int, depth: int) -> tuple[Any, int]:
         tokens, count = self.tokens, self.count

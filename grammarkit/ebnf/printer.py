@@ -22,7 +22,9 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from functools import lru_cache
 
+from grammarkit._gc import paused_gc
 from grammarkit.ebnf.ast import (
     Attribute,
     CharClass,
@@ -68,15 +70,16 @@ def print_grammar(grammar: GrammarAST, source: str | None = None) -> str:
         that line and blank lines between rules survive; without it every comment gets a line
         of its own and rules follow each other directly.
     """
-    blocks = _layout(grammar, source)
-    lines: list[str] = []
-    previous_end: int | None = None
-    for block in blocks:
-        if lines and _has_blank_line(source, previous_end, block.start):
-            lines.append("")
-        lines.extend(block.lines)
-        previous_end = block.end
-    return "".join(line + "\n" for line in lines)
+    with paused_gc():  # printing builds no cycles: spare collections over a fresh, big AST
+        blocks = _layout(grammar, source)
+        lines: list[str] = []
+        previous_end: int | None = None
+        for block in blocks:
+            if lines and _has_blank_line(source, previous_end, block.start):
+                lines.append("")
+            lines.extend(block.lines)
+            previous_end = block.end
+        return "".join(line + "\n" for line in lines)
 
 
 def print_rule(rule: Rule) -> str:
@@ -110,19 +113,38 @@ def canonical_expr(expr: Expr) -> Expr:
     stack: list[tuple[Expr, bool]] = [(expr, False)]
     while stack:
         node, expanded = stack.pop()
-        if id(node) in done:
+        key = id(node)
+        if key in done:
             continue
-        if not expanded:
-            stack.append((node, True))
-            stack.extend((child, False) for child in children(node))
-            continue
-        if isinstance(node, Repeat):
-            done[id(node)] = Repeat(done[id(node.item)], node.min, node.max,
-                                    _repeat_op(node.min, node.max), node.span)
-        elif isinstance(node, (Sequence, Choice)):
-            done[id(node)] = _splice(node, [done[id(child)] for child in children(node)])
+        kind = type(node)
+        if kind is Repeat:
+            item = node.item  # type: ignore[union-attr]
+            if not expanded:
+                stack.append((node, True))
+                stack.append((item, False))
+                continue
+            canonical_item = done[id(item)]
+            op = _repeat_op(node.min, node.max)  # type: ignore[union-attr]
+            if canonical_item is item and op == node.op:  # type: ignore[union-attr]
+                done[key] = node
+            else:
+                done[key] = Repeat(canonical_item, node.min, node.max,  # type: ignore[union-attr]
+                                   op, node.span)
+        elif kind is Sequence or kind is Choice:
+            kids = children(node)
+            if not expanded:
+                stack.append((node, True))
+                stack.extend((child, False) for child in kids)
+                continue
+            members = [done[id(child)] for child in kids]
+            if len(members) > 1 and all(
+                    member is child and type(member) is not kind
+                    for member, child in zip(members, kids)):
+                done[key] = node  # canonical already
+            else:
+                done[key] = _splice(node, members)  # type: ignore[arg-type]
         else:
-            done[id(node)] = node
+            done[key] = node
     return done[id(expr)]
 
 
@@ -156,11 +178,12 @@ def _quantifier(repeat: Repeat) -> str:
 
 
 def _strength(expr: Expr) -> int:
-    if isinstance(expr, Choice):
+    kind = type(expr)
+    if kind is Choice:
         return _CHOICE
-    if isinstance(expr, Sequence) and expr.items:
-        return _SEQUENCE
-    if isinstance(expr, Repeat):
+    if kind is Sequence:
+        return _SEQUENCE if expr.items else _ATOM  # type: ignore[union-attr]
+    if kind is Repeat:
         return _POSTFIX
     return _ATOM
 
@@ -181,14 +204,21 @@ def _print(expr: Expr, context: int) -> str:
             out.append(item)
             continue
         node, needed = item
-        if _strength(node) < needed:
+        if type(node) is Literal:
+            out.append(_literal(node.value))
+        elif type(node) is RuleRef:
+            out.append(node.name)
+        elif type(node) is CharClass:
+            out.append(_char_class(node.ranges, node.negated))
+        elif _strength(node) < needed:
             stack.extend((")", (node, _CHOICE), "("))
-        elif isinstance(node, Choice):
+        elif type(node) is Choice:
             stack.extend(_joined(node.alternatives, " | ", _CHOICE))
-        elif isinstance(node, Sequence) and node.items:
+        elif type(node) is Sequence and node.items:
             stack.extend(_joined(node.items, " ", _SEQUENCE))
-        elif isinstance(node, Repeat):
-            stack.extend((_quantifier(node), (node.item, _ATOM)))
+        elif type(node) is Repeat:
+            stack.append(_quantifier(node))
+            stack.append((node.item, _ATOM))
         else:
             out.append(_atom(node))
     return "".join(out)
@@ -197,18 +227,26 @@ def _print(expr: Expr, context: int) -> str:
 def _joined(operands: tuple[Expr, ...], separator: str, context: int) -> list[_Pending]:
     """Stack entries printing ``operands`` with ``separator`` between them (reversed)."""
     entries: list[_Pending] = []
-    for k, operand in enumerate(reversed(operands)):
-        if k:
-            entries.append(separator)
+    for operand in reversed(operands):
+        entries.append(separator)
         entries.append((operand, context))
+    entries[0:1] = []
     return entries
+
+
+_PLAIN = re.compile(r"[ !#-\[\]-~]*")
+"""Printable ASCII but ``"`` and ``\\``: a literal of these is printed as it is."""
+
+
+def _literal(value: str) -> str:
+    return f'"{value}"' if _PLAIN.fullmatch(value) else quote_string(value)
 
 
 def _atom(expr: Expr) -> str:
     if isinstance(expr, Literal):
-        return quote_string(expr.value)
+        return _literal(expr.value)
     if isinstance(expr, CharClass):
-        return _char_class(expr)
+        return _char_class(expr.ranges, expr.negated)
     if isinstance(expr, RuleRef):
         return expr.name
     if isinstance(expr, Sequence):
@@ -246,11 +284,23 @@ def _macro(name: str, tags: list[str], loop: bool, excludes: str, exclude_count:
     return f"{name}({', '.join(arguments)})"
 
 
-def _char_class(expr: CharClass) -> str:
+def _char_class(ranges: tuple[tuple[int, int], ...], negated: bool) -> str:
+    if len(ranges) <= _SMALL_CLASS:  # grammars repeat small classes; huge ones stay uncached
+        return _cached_char_class(ranges, negated)
+    return _spell_char_class(ranges, negated)
+
+
+_SMALL_CLASS = 64
+
+
+def _spell_char_class(ranges: tuple[tuple[int, int], ...], negated: bool) -> str:
     parts = []
-    for low, high in expr.ranges:
+    for low, high in ranges:
         parts.append(class_char(low) if low == high else f"{class_char(low)}-{class_char(high)}")
-    return f"[{'^' if expr.negated else ''}{''.join(parts)}]"
+    return f"[{'^' if negated else ''}{''.join(parts)}]"
+
+
+_cached_char_class = lru_cache(maxsize=4096)(_spell_char_class)
 
 
 def _attributes(rule: Rule) -> str:

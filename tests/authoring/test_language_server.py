@@ -131,3 +131,37 @@ async def test_half_typed_grammars_never_crash_the_server(client: LanguageClient
         content_changes=[types.TextDocumentContentChangeWholeDocument(text="root ::= (")]))
     (diagnostic,) = await diagnostics_for(client)
     assert diagnostic.code == "GK101"
+
+
+def thousand_line_grammar() -> str:
+    lines = ['root ::= ws "{" ws r1 ws ("," ws r2)* ws "}" ws', "ws ::= [ \\t\\n]{0,8}"]
+    lines += [f'r{k} ::= "key_{k}" ws ":" ws ( r{k * 7 % 998 + 1} | [a-z0-9_]+ ) '
+              f'("," ws r{k * 13 % 998 + 1}){{0,2}}' for k in range(1, 999)]
+    return "\n".join(lines) + "\n"
+
+
+@pytest.mark.asyncio
+async def test_incremental_edits_of_a_thousand_line_grammar_are_rechecked(
+        client: LanguageClient) -> None:
+    text = thousand_line_grammar()
+    assert text.count("\n") == 1000
+    open_document(client, text)
+    assert await diagnostics_for(client) == []
+    line = 500
+    column = text.splitlines()[line].index("( r") + 2
+    name = text.splitlines()[line][column:].split(" ")[0]
+    for version, (old, new) in enumerate([(name, name + "x"), (name + "x", name)], start=2):
+        client.text_document_did_change(types.DidChangeTextDocumentParams(
+            text_document=types.VersionedTextDocumentIdentifier(uri=URI, version=version),
+            content_changes=[types.TextDocumentContentChangePartial(
+                range=types.Range(start=at(line, column), end=at(line, column + len(old))),
+                text=new)]))
+        found = await diagnostics_for(client)
+        if new == name:
+            assert found == []
+        else:
+            (diagnostic,) = found
+            assert diagnostic.code == "GK103"
+            assert diagnostic.message == f"rule `{new}` is not defined"
+            assert diagnostic.range == types.Range(start=at(line, column),
+                                                   end=at(line, column + len(new)))

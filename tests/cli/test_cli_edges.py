@@ -11,6 +11,7 @@ import os
 import resource
 import shutil
 import signal
+import stat
 import subprocess
 import sys
 import threading
@@ -63,6 +64,47 @@ def test_fmt_replaces_the_file_in_one_step(tmp_path: Path) -> None:
     assert path.stat().st_mode & 0o777 == 0o640  # permissions kept
     assert path.stat().st_ino != inode  # renamed into place, never truncated
     assert sorted(p.name for p in tmp_path.iterdir()) == ["messy.ebnf"]
+
+
+def test_a_new_output_file_gets_the_usual_permissions(tmp_path: Path) -> None:
+    output = tmp_path / "regex.ebnf"
+    umask = os.umask(0o022)
+    try:
+        assert run(["convert", "regex", "ab", "-o", str(output)]).exit_code == 0
+    finally:
+        os.umask(umask)
+    assert stat.S_IMODE(output.stat().st_mode) == 0o644  # not the temporary file's 0600
+
+
+def test_output_to_a_stream_is_written_as_a_stream(tmp_path: Path) -> None:
+    assert run(["convert", "regex", "ab", "-o", "/dev/null"]).exit_code == 0
+    fifo = tmp_path / "out.ebnf"
+    os.mkfifo(fifo)
+    received: list[str] = []
+    reader = threading.Thread(target=lambda: received.append(fifo.read_text()))
+    reader.start()
+    assert run(["convert", "regex", "ab", "-o", str(fifo)]).exit_code == 0
+    reader.join(timeout=10)
+    assert received and "root ::=" in received[0]
+    assert fifo.exists() and stat.S_ISFIFO(fifo.stat().st_mode)  # not replaced by a file
+
+
+def test_fmt_never_writes_a_text_that_parses_to_other_rules(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The round trip guards every write (and every patch); ``--check`` writes nothing."""
+    from grammarkit.ebnf import printer
+
+    path = tmp_path / "g.ebnf"
+    path.write_text('root ::= "a"|"b"\n')
+    monkeypatch.setattr(printer, "print_grammar", lambda grammar, text=None: 'root ::= "c"\n')
+    for options in ([], ["--diff"]):
+        result = run(["fmt", *options, str(path)])
+        assert result.exit_code == 1
+        assert "would change its rules" in result.stderr
+    assert path.read_text() == 'root ::= "a"|"b"\n'
+    result = run(["fmt", "--check", str(path)])
+    assert result.exit_code == 1 and "would reformat" in result.stderr
 
 
 def test_fmt_diff_without_a_final_newline_is_a_valid_patch(tmp_path: Path) -> None:
@@ -129,6 +171,50 @@ def test_match_text_starting_with_a_dash() -> None:
     assert "--text" in help_text and "--" in help_text and "final line break" in help_text
 
 
+def test_match_text_starting_with_a_dash_without_dashes_says_how(tmp_path: Path) -> None:
+    grammar = tmp_path / "list.ebnf"
+    grammar.write_text('root ::= "- " [a-z]+\n')
+    result = run(["match", str(grammar), "- milk"])
+    assert result.exit_code == 2
+    assert "grammarkit match GRAMMAR -- '- milk'" in result.stderr
+    assert "--text" in result.stderr
+    result = run(["match", str(grammar), "--fromat", "json", "x"])  # a misspelt long option
+    assert result.exit_code == 2 and "--format" in result.stderr
+    assert "starts with `-`" not in result.stderr
+
+
+def test_match_timeout_is_a_diagnostic_naming_the_option(tmp_path: Path) -> None:
+    grammar = tmp_path / "ambiguous.ebnf"
+    grammar.write_text('root ::= x\nx ::= x x | "a" | ""\n')
+    text = tmp_path / "long.txt"
+    text.write_text("a" * 3000)
+    result = run(["match", "--timeout", "0.3", str(grammar), "--file", str(text)])
+    assert result.exit_code == 1 and result.stdout == ""
+    assert f"{text}: GK122 matching did not finish within 0.3 s" in result.stderr
+    assert "--timeout" in result.stderr and "timeout=" not in result.stderr
+    result = run(["match", "--format", "json", "--timeout", "0.3", str(grammar), "a" * 3000])
+    report = json.loads(result.stdout)
+    assert result.exit_code == 1 and report["accepted"] is None
+    assert [d["code"] for d in report["diagnostics"]] == ["GK122"]
+    assert run(["match", "--timeout", "0", str(grammar), "a" * 50]).stdout == "accepted\n"
+
+
+def test_examples_past_the_match_timeout_are_an_input_error(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from grammarkit.authoring import example_tests
+    from grammarkit.automata.earley import MatchTimeout
+
+    def too_slow(grammar: Grammar, examples: list[object]) -> list[object]:
+        raise MatchTimeout(60.0, 615, 3000)
+
+    (tmp_path / "amb.ebnf").write_text('root ::= x\nx ::= x x | "a" | ""\n')
+    (tmp_path / "amb.examples").write_text("=== long ===\n" + "a" * 3000 + "\n--- accept\n")
+    monkeypatch.setattr(example_tests, "run_examples", too_slow)
+    result = run(["test", str(tmp_path / "amb.examples")])
+    assert result.exit_code == 2 and "Traceback" not in result.stderr
+    assert "matching did not finish within 60 s" in result.stderr
+
+
 def test_match_text_from_stdin(tmp_path: Path) -> None:
     assert run(["match", GREETING, "--file", "-"], stdin="hi, Bo\n").stdout == "accepted\n"
     assert run(["match", GREETING], stdin="hi, Bo").exit_code == 2  # stdin only when asked
@@ -161,6 +247,7 @@ def test_match_explains_token_ids(tmp_path: Path) -> None:
     assert result.exit_code == 1
     assert "GK175" in result.stderr and "Token(128010)" in result.stderr
     assert "TokenMatcher" in result.stderr
+    assert "grammarkit sample GRAMMAR --tokenizer" in result.stderr  # the CLI's own way
 
 
 # -- --format json: every outcome is JSON on stdout ----------------------------------------------

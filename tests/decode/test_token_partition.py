@@ -104,3 +104,58 @@ def test_walks_before_the_groups_exist_agree_with_grouped_walks(qwen36: Vocabula
         walks.append(sorted(walk.accepted.tolist()))
         assert partition.is_grouped == grouped
     assert walks[0] == walks[1] and len(walks[0]) > 100
+
+
+@pytest.mark.parametrize("first_bytes", [b"0123456789", b" (", b"abcXYZ_", bytes(range(256))])
+def test_groups_by_first_byte_hold_exactly_the_tokens_starting_with_it(
+        qwen36: Vocabulary, first_bytes: bytes) -> None:
+    compiled = Grammar.from_ebnf(ARITHMETIC).compiled
+    index = token_index(qwen36)
+    partition = token_partition(compiled, index)
+    first = np.zeros(256, dtype=np.bool_)
+    for byte in first_bytes:  # widened to whole classes, as every byte row is
+        first[partition.same_class[byte]] = True
+    groups = partition.groups_starting_with(first)
+    assert len(set(groups.tolist())) == len(groups)
+    members = partition.member_ranks(groups)
+    assert sorted(members.tolist()) == index.starting_with(first).tolist()
+    assert np.array_equal(np.unique(partition.group_of[members]), np.sort(groups))
+    assert len(partition.member_ranks(groups[:0])) == 0
+
+
+def test_class_sets_hold_the_classes_of_every_byte(qwen36: Vocabulary) -> None:
+    index = token_index(qwen36)
+    partition = token_partition(Grammar.from_ebnf(ARITHMETIC).compiled, index)
+    sets = partition.class_sets
+    assert sets is not None
+    for rank in random.Random(0).sample(range(index.num_tokens), 300):
+        expected = 0
+        for byte in index.tokens[rank]:
+            expected |= 1 << int(partition.classes[byte])
+        assert int(sets[rank]) == expected
+
+
+@pytest.mark.parametrize("prefix", [b"'", b"'ab", b"'a''"])
+def test_tokens_looping_in_the_start_state_are_accepted_as_a_walk_accepts_them(
+        qwen36: Vocabulary, monkeypatch: pytest.MonkeyPatch, prefix: bytes) -> None:
+    from grammarkit.decode import state_automaton
+    from grammarkit.decode.earley_core import EarleyCore
+    from grammarkit.decode.state_automaton import StateAutomaton
+    from grammarkit.decode.token_partition import TokenPartition
+
+    compiled = Grammar.from_ebnf("root ::= \"'\" ([^'] | \"''\")* \"'\" \" \"*").compiled
+    index = token_index(qwen36)
+    ranks = np.arange(index.num_tokens, dtype=np.int64)
+    walks = []
+    for loop_ranks in (0, 10**9):
+        monkeypatch.setattr(state_automaton, "LOOP_RANKS", loop_ranks)
+        core = EarleyCore(compiled)
+        automaton = StateAutomaton(core, index, TokenPartition(byte_classes(compiled), index))
+        state = core.advance(core.initial(), prefix)
+        assert state is not None
+        start = automaton.number(state)
+        walk = automaton.walk(start, ranks)
+        walks.append((sorted(walk.accepted.tolist()), sorted(walk.open_failed.tolist())))
+        if loop_ranks == 0:
+            assert automaton._loop_classes(start)  # a string body loops
+    assert walks[0] == walks[1] and len(walks[0][0]) > 100_000

@@ -1,0 +1,77 @@
+"""Likely contexts classified at the second state: the masks stay exactly those of contexts
+classified one by one on first use, and the walk reaches the contexts a generation meets."""
+
+from __future__ import annotations
+
+import random
+import time
+
+import pytest
+
+from grammarkit import Grammar
+from grammarkit.decode import TokenMatcher, engine_cache, mask_engine
+from grammarkit.decode.token_classes import classified_groups
+from grammarkit.vocab import Vocabulary
+
+ARITHMETIC = r"""
+root ::= expr
+expr ::= term (" "? [+\-*/] " "? term)*
+term ::= [0-9]+ | "(" expr ")" | "-" term
+"""
+
+
+def _walk(matcher: TokenMatcher, vocab: Vocabulary, seed: int, steps: int) -> list[list[int]]:
+    rng = random.Random(seed)
+    masks = []
+    for _ in range(steps):
+        allowed = matcher.allowed_token_ids().tolist()
+        masks.append(allowed)
+        ordinary = [t for t in allowed if t not in vocab.stop_ids]
+        if not ordinary:
+            break
+        assert matcher.accept_token(rng.choice(ordinary))
+    return masks
+
+
+@pytest.mark.parametrize("seed", [0, 1])
+def test_masks_do_not_depend_on_classifying_likely_contexts_first(
+        qwen36: Vocabulary, monkeypatch: pytest.MonkeyPatch, seed: int) -> None:
+    grammar = Grammar.from_ebnf(ARITHMETIC)
+    runs, classified = [], []
+    for limit in (0, 64):
+        monkeypatch.setattr(mask_engine, "LIKELY_CONTEXTS", limit)
+        monkeypatch.setattr(mask_engine, "LIKELY_MIN_SECONDS", 60.0)
+        engine_cache.clear()
+        matcher = TokenMatcher(grammar, qwen36)
+        runs.append(_walk(matcher, qwen36, seed, 25))
+        classified.append(matcher._engine.classifier.num_classified)
+    engine_cache.clear()
+    assert runs[0] == runs[1]
+    assert classified[1] > classified[0]
+
+
+def test_likely_contexts_cover_a_generation(qwen36: Vocabulary,
+                                            monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(mask_engine, "LIKELY_MIN_SECONDS", 60.0)
+    engine_cache.clear()
+    matcher = TokenMatcher(Grammar.from_ebnf(ARITHMETIC), qwen36)
+    classifier = matcher._engine.classifier
+    _walk(matcher, qwen36, 0, 2)  # the second state classifies the likely contexts
+    after_warm_up = classifier.num_classified
+    _walk(matcher, qwen36, 1, 60)
+    assert classifier.num_classified == after_warm_up  # nothing left to classify on the way
+    engine_cache.clear()
+
+
+def test_the_search_stops_at_its_deadline_and_limit(qwen36: Vocabulary) -> None:
+    engine_cache.clear()
+    matcher = TokenMatcher(Grammar.from_ebnf(ARITHMETIC), qwen36)
+    engine = matcher._engine
+    classifier = engine.classifier
+    start = [classifier.context(frame, config)
+             for frame, config in classified_groups(engine.core.initial())]
+    before = classifier.num_classified
+    assert classifier.classify_likely(start, 64, 1e-3, time.perf_counter() - 1) == 0
+    assert classifier.classify_likely(start, 2, 0.0, time.perf_counter() + 60) == 2
+    assert classifier.num_classified == before + 2
+    engine_cache.clear()
