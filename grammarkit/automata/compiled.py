@@ -10,7 +10,9 @@ States
     determinized and minimized at once; large ones and those with counted repetitions are
     determinized lazily (:mod:`grammarkit.automata.lazy_dfa`): a state's edges are computed the
     first time one of ``byte_edges[s]``, ``call_edges[s]``, ``token_edges[s]`` is read, so a
-    grammar costs what inputs visit, not the size of its automata.
+    grammar costs what inputs visit, not the size of its automata. Lazy rules without counters
+    hold their position sets as rank intervals (:mod:`grammarkit.automata.interval_subsets`),
+    so a long chain of optional items costs a few ints per state, not its length.
 Rules
     Ints ``0..num_rules-1`` (``rule_names`` in grammar order, only rules reachable from the root
     after inlining). A derivation of ``r`` begins in ``rule_start[r]`` and ends in any state of
@@ -32,10 +34,11 @@ Memory ceiling
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from typing import TYPE_CHECKING, Generic, TypeVar
+from typing import TYPE_CHECKING, Any, Generic, TypeVar
 
 from grammarkit.automata.determinize import Automaton, determinize, minimize
-from grammarkit.automata.lazy_dfa import Positions, SubsetBuilder, clamped
+from grammarkit.automata.interval_subsets import Fragmented, IntervalSubsets
+from grammarkit.automata.lazy_dfa import PlainSubsets, Positions, SubsetBuilder, clamped
 from grammarkit.automata.nfa import NFA, Budget, Loop, TokenEdge
 from grammarkit.diagnostics import GrammarError, error
 
@@ -47,6 +50,8 @@ if TYPE_CHECKING:
 ByteEdges = tuple[tuple[int, int, int], ...]
 CallEdges = tuple[tuple[int, int], ...]
 TokenEdges = tuple[tuple[TokenEdge, int], ...]
+Content = Positions | tuple[int, ...]
+"""What a lazily built state stands for: a position set, or rank intervals (interval_subsets)."""
 
 MAX_POSITIONS = 4_000_000
 """How many NFA positions the lazily built states of one grammar may hold (about 400 MB)."""
@@ -56,6 +61,11 @@ EAGER_LIMIT = 2_000
 
 _DFA_GROWTH = 4
 """An eager determinization gives up (the rule goes lazy) past this many times the NFA size."""
+
+_INTERVALS_AFTER = 4
+"""A lazy rule without counters switches to rank intervals once its states hold this many
+times its NFA's size in positions (large sets that keep coming: a chain of optional items;
+an alternation's sets shrink as bytes are read and never get there)."""
 
 E = TypeVar("E")
 
@@ -122,14 +132,16 @@ class CompiledGrammar:
         self._rules = list(rules)
         self._spans = list(spans)
         self._starts = [-1] * len(self._rules)
-        self._builders: list[SubsetBuilder | None] = [None] * len(self._rules)
-        self._index: dict[tuple[int, Positions], int] = {}
-        self._content: list[Positions | None] = []
+        self._builders: list[SubsetBuilder | IntervalSubsets | None] = [None] * len(self._rules)
+        self._index: dict[tuple[int, Content], int] = {}
+        self._content: list[Content | None] = []
         self._bytes: list[ByteEdges | None] = []
         self._calls: list[CallEdges | None] = []
         self._tokens: list[TokenEdges | None] = []
         self._canonical: dict[tuple[int, int], int] = {}
         self._positions = 0
+        self._rule_positions = [0] * len(self._rules)
+        self._no_intervals: set[int] = set()  # rules whose sets do not compress
         self.state_rule: list[int] = []
         self.finals: set[int] = set()
         self.byte_edges: LazyEdges[ByteEdges] = LazyEdges(self._bytes, self._expand)
@@ -177,7 +189,7 @@ class CompiledGrammar:
         builder = self._builders[rule] = SubsetBuilder.for_nfa(source)
         return self._lazy_state(rule, builder.start())
 
-    def _new_state(self, rule: int, content: Positions | None, calls: CallEdges | None,
+    def _new_state(self, rule: int, content: Content | None, calls: CallEdges | None,
                    byte_edges: ByteEdges | None = (), tokens: TokenEdges | None = ()) -> int:
         self.state_rule.append(rule)
         self._content.append(content)
@@ -186,11 +198,12 @@ class CompiledGrammar:
         self._tokens.append(tokens)
         return len(self.state_rule) - 1
 
-    def _lazy_state(self, rule: int, positions: Positions) -> int:
+    def _lazy_state(self, rule: int, positions: Content) -> int:
         key = (rule, positions)
         found = self._index.get(key)
         if found is None:
             self._positions += len(positions)
+            self._rule_positions[rule] += len(positions)
             if self._positions > MAX_POSITIONS:
                 raise GrammarError([error(
                     "GK121", f"grammar too large: its automata reach the memory ceiling of "
@@ -199,7 +212,7 @@ class CompiledGrammar:
             found = self._index[key] = self._new_state(rule, positions, None, None, None)
             builder = self._builders[rule]
             assert builder is not None
-            if builder.is_final(positions):
+            if builder.is_final(positions):  # type: ignore[arg-type]  # content of the builder
                 self.finals.add(found)
         return found
 
@@ -209,23 +222,68 @@ class CompiledGrammar:
         positions = self._content[state]
         builder = self._builders[rule]
         assert positions is not None and builder is not None
+        if (isinstance(builder, PlainSubsets) and rule not in self._no_intervals
+                and self._rule_positions[rule] > _INTERVALS_AFTER * builder.nfa.num_states):
+            builder = self._to_intervals(rule, builder.nfa)
+            positions = self._content[state]
+            assert positions is not None
+        moves: tuple[Sequence[tuple[int, int, Content]], Sequence[tuple[int, Content]],
+                     Sequence[tuple[TokenEdge, Content]]]
+        if isinstance(builder, IntervalSubsets):
+            assert isinstance(positions, tuple)
+            try:
+                moves = builder.moves(positions)
+            except Fragmented:
+                self._no_intervals.add(rule)
+                self._to_plain_sets(rule, builder)
+                self._expand(state)
+                return
+        else:
+            assert isinstance(positions, frozenset)
+            moves = (builder.byte_moves(positions), builder.call_moves(positions),
+                     builder.token_moves(positions))
         intern = self._lazy_state
         ranges: list[tuple[int, int, int]] = []
-        for lo, hi, targets in builder.byte_moves(positions):
+        for lo, hi, targets in moves[0]:
             t = intern(rule, targets)
             if ranges and ranges[-1][2] == t and ranges[-1][1] + 1 == lo:
                 ranges[-1] = (ranges[-1][0], hi, t)
             else:
                 ranges.append((lo, hi, t))
-        calls = tuple((r, intern(rule, targets)) for r, targets in builder.call_moves(positions))
-        tokens = tuple((k, intern(rule, targets)) for k, targets in builder.token_moves(positions))
+        calls = tuple((r, intern(rule, targets)) for r, targets in moves[1])
+        tokens = tuple((k, intern(rule, targets)) for k, targets in moves[2])
         self._bytes[state] = tuple(ranges)
         self._calls[state] = calls
         self._tokens[state] = tokens
 
-    def _counted_rule(self, state: int) -> bool:
+    def _to_intervals(self, rule: int, nfa: NFA) -> IntervalSubsets:
+        """Continue ``rule`` with rank intervals: its sets are large and keep coming."""
+        builder = IntervalSubsets(nfa)
+        self._builders[rule] = builder
+        self._rebuild_index(rule, frozenset, builder.compress)
+        return builder
+
+    def _rebuild_index(self, rule: int, kind: type, convert: Callable[[Any], Content]) -> None:
+        for state, content in enumerate(self._content):
+            if content is not None and isinstance(content, kind) and self.state_rule[state] == rule:
+                new = convert(content)
+                del self._index[(rule, content)]
+                self._index[(rule, new)] = state
+                self._content[state] = new
+                self._positions += len(new) - len(content)
+
+    def _to_plain_sets(self, rule: int, builder: IntervalSubsets) -> None:
+        """Continue ``rule`` with plain position sets: its interval sets do not compress."""
+        self._builders[rule] = PlainSubsets(builder.nfa)
+        self._rebuild_index(rule, tuple, builder.expand)
+
+    def _counted_positions(self, state: int) -> Positions | None:
+        """The positions of ``state`` if its rule has counted repetitions, else ``None``."""
+        positions = self._content[state]
+        if not isinstance(positions, frozenset):
+            return None
         builder = self._builders[self.state_rule[state]]
-        return builder is not None and builder.counted
+        return positions if builder is not None and builder.counted else None
 
     def canonical_state(self, state: int, horizon: int) -> int:
         """A state accepting the same byte strings as ``state`` up to ``horizon`` bytes long.
@@ -234,8 +292,8 @@ class CompiledGrammar:
         (:meth:`~grammarkit.automata.nfa.Loop.clamp`), so a decoder sees the middle of
         ``[a-z]{0,100000}`` as one state. Other states are their own canonical state.
         """
-        positions = self._content[state]
-        if positions is None or not self._counted_rule(state):
+        positions = self._counted_positions(state)
+        if positions is None:
             return state
         key = (state, horizon)
         found = self._canonical.get(key)
@@ -267,8 +325,8 @@ class CompiledGrammar:
         return limit if limit >= 2 else None
 
     def _run_frame(self, state: int) -> tuple[Loop, int, bool] | None:
-        positions = self._content[state]
-        if positions is None or not self._counted_rule(state):
+        positions = self._counted_positions(state)
+        if positions is None:
             return None
         deepest = max((counters for _, counters in positions), key=len)
         if not deepest:
@@ -284,7 +342,7 @@ class CompiledGrammar:
     def shifted(self, state: int, iterations: int) -> int:
         """``state`` with the count of its :meth:`run_limit` loop raised by ``iterations``."""
         frame = self._run_frame(state)
-        positions = self._content[state]
+        positions = self._counted_positions(state)
         assert frame is not None and positions is not None
         loop, count, progressed = frame
         raised = (loop, count + iterations, progressed)

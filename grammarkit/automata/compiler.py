@@ -24,6 +24,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
+from grammarkit._gc import paused_gc
 from grammarkit.automata.compiled import CompiledGrammar
 from grammarkit.automata.construct import build_expression
 from grammarkit.automata.determinize import Automaton, determinize, minimize, trim
@@ -57,6 +58,11 @@ def compile_grammar(grammar: ast.GrammarAST, root: str = "root") -> CompiledGram
         for a grammar beyond the memory ceiling or a lazy rule that cannot be flattened, or the
         error of an invalid ``Regex`` pattern.
     """
+    with paused_gc():  # millions of small lists, no cycles: collections only slow it down
+        return _compile(grammar, root)
+
+
+def _compile(grammar: ast.GrammarAST, root: str) -> CompiledGrammar:
     rules = grammar.rule_map()
     if root not in rules:
         raise GrammarError([error("GK105", f"the root rule `{root}` is not defined", None,
@@ -161,6 +167,8 @@ def _inline_small_calls(nfas: list[NFA], caller: int) -> None:
     reserve = nfa.budget.limit // 4
     limit = COUNTED_INLINE_LIMIT if nfa.counted else INLINE_LIMIT
     for p in range(nfa.num_states):
+        if not nfa.call_edges[p]:
+            continue
         kept = []
         for rule, q in nfa.call_edges[p]:
             callee = nfas[rule]
@@ -177,9 +185,8 @@ def _inline_small_calls(nfas: list[NFA], caller: int) -> None:
 
 def _eliminate_tail_calls(nfa: NFA, rule: int) -> None:
     """Turn calls of ``rule`` to itself that end the rule into epsilon edges to its start."""
-    for p in range(nfa.num_states):
-        edges = nfa.call_edges[p]
-        if not any(r == rule for r, _ in edges):
+    for p, edges in enumerate(nfa.call_edges):
+        if not edges or not any(r == rule for r, _ in edges):
             continue
         kept = []
         for r, q in edges:
@@ -268,7 +275,8 @@ def _assemble(names: list[str], nfas: list[NFA], root: int, rules: list[ast.Rule
     number = {old: new for new, old in enumerate(kept)}
     for old in kept:
         nfa = nfas[old]
-        nfa.call_edges = [[(number[r], t) for r, t in edges] for edges in nfa.call_edges]
+        nfa.call_edges = [[(number[r], t) for r, t in edges] if edges else edges
+                          for edges in nfa.call_edges]
     kept_nfas = [nfas[old] for old in kept]
     return CompiledGrammar(
         [names[old] for old in kept], number[root], kept_nfas, _nullable_rules(kept_nfas),

@@ -169,11 +169,13 @@ class NFA:
         stop = source.num_states if stop is None else stop
         self.budget.spend(stop - first)
         shift = self.num_states - first
-        for s in range(first, stop):
-            self.byte_edges.append([(lo, hi, t + shift) for lo, hi, t in source.byte_edges[s]])
-            self.call_edges.append([(r, t + shift) for r, t in source.call_edges[s]])
-            self.token_edges.append([(k, t + shift) for k, t in source.token_edges[s]])
-            self.epsilon.append([t + shift for t in source.epsilon[s]])
+        self.byte_edges += [[(lo, hi, t + shift) for lo, hi, t in edges]
+                            for edges in source.byte_edges[first:stop]]
+        self.call_edges += [[(r, t + shift) for r, t in edges] if edges else []
+                            for edges in source.call_edges[first:stop]]
+        self.token_edges += [[(k, t + shift) for k, t in edges] if edges else []
+                             for edges in source.token_edges[first:stop]]
+        self.epsilon += [[t + shift for t in edges] for edges in source.epsilon[first:stop]]
         if source.push:
             for s, (loop, body) in list(source.push.items()):
                 if first <= s < stop:

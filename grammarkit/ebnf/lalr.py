@@ -12,7 +12,6 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
-from importlib import resources
 from typing import Any, Protocol
 
 
@@ -143,6 +142,8 @@ def _parser(named_actions: tuple[tuple[str, Action], ...], forwarding: frozenset
     Lark is imported here, not with the module: a grammar of plain rules never needs the
     tables (see :mod:`grammarkit.ebnf.descent`), and a pre-commit hook saves the import.
     """
+    from importlib import resources
+
     from lark import Lark
     from lark.parsers.lalr_analysis import Shift
 
