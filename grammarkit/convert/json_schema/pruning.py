@@ -54,15 +54,26 @@ def _productive(rules: dict[str, ast.Rule]) -> set[str]:
         stack: list[tuple[ast.Expr, int]] = [(rule.body, -1)]
         while stack:
             expr, above = stack.pop()
+            # Terminals decide at once: a sequence waits only for its other items, a choice
+            # with a matching terminal (or an optional repetition) waits for nothing.
             if isinstance(expr, ast.Sequence):
-                here = node(above, len(expr.items))
-                stack.extend((item, here) for item in expr.items)
+                inner = [item for item in expr.items if not _terminal(item)]
+                if any(is_nothing(item) for item in expr.items if _terminal(item)):
+                    here = node(above, -1)
+                else:
+                    here = node(above, len(inner))
+                    stack.extend((item, here) for item in inner)
             elif isinstance(expr, ast.Choice):
-                here = node(above, 1 if expr.alternatives else -1)
-                stack.extend((item, here) for item in expr.alternatives)
+                if any(_terminal(item) and not is_nothing(item) for item in expr.alternatives):
+                    here = node(above, 0)
+                else:
+                    inner = [item for item in expr.alternatives if not _terminal(item)]
+                    here = node(above, 1 if inner else -1)
+                    stack.extend((item, here) for item in inner)
             elif isinstance(expr, ast.Repeat):
                 here = node(above, 0 if expr.min == 0 else 1)
-                stack.append((expr.item, here))
+                if expr.min:
+                    stack.append((expr.item, here))
             elif isinstance(expr, ast.RuleRef):
                 here = node(above, 1)
                 references.setdefault(expr.name, []).append(here)
@@ -88,6 +99,11 @@ def _productive(rules: dict[str, ast.Rule]) -> set[str]:
     return found
 
 
+def _terminal(expr: ast.Expr) -> bool:
+    """Whether ``expr`` derives strings (or nothing) by itself, without rules."""
+    return not isinstance(expr, (ast.Sequence, ast.Choice, ast.Repeat, ast.RuleRef))
+
+
 def _without(expr: ast.Expr, productive: set[str]) -> ast.Expr:
     """``expr`` with references to unproductive rules removed (and what they emptied)."""
     if isinstance(expr, ast.RuleRef):
@@ -110,8 +126,14 @@ def _reachable(rules: tuple[ast.Rule, ...]) -> tuple[ast.Rule, ...]:
     reached = {"root"}
     pending = ["root"]
     while pending:
-        for name, _ in ast.referenced_rules(by_name[pending.pop()].body):
-            if name not in reached and name in by_name:
-                reached.add(name)
-                pending.append(name)
+        stack = [by_name[pending.pop()].body]
+        while stack:
+            expr = stack.pop()
+            if isinstance(expr, ast.RuleRef):
+                name = expr.name
+                if name not in reached and name in by_name:
+                    reached.add(name)
+                    pending.append(name)
+            elif not _terminal(expr):
+                stack.extend(ast.children(expr))
     return tuple(rule for rule in rules if rule.name in reached)
