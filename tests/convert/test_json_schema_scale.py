@@ -7,6 +7,7 @@ base case hides behind ``oneOf``, vendor annotation keywords, and the wording of
 
 from __future__ import annotations
 
+import importlib
 import json
 import random
 from pathlib import Path
@@ -327,3 +328,31 @@ def test_reference_siblings_still_apply_from_2019_09() -> None:
     grammar = Grammar.from_json_schema(schema)
     assert grammar.matches('{"p": 3, "q": 2}')
     assert not grammar.matches('{"p": 2}')
+
+
+@pytest.mark.xgrammar
+def test_real_schema_shapes_agree_with_xgrammar() -> None:
+    # grammarkit's EBNF runs unchanged in xgrammar and agrees with grammarkit's matcher; on
+    # the aliases xgrammar's own converter agrees too (it ignores if/then and the self-conjunct's
+    # allOf, so it accepts the invalid instances there, never fewer).
+    xgrammar = importlib.import_module("xgrammar")
+    from xgrammar.testing import _is_grammar_accept_string
+
+    cases = [
+        (_aliases(5, "draft-07"), ['{"m3":{"m4":{"o1":1}}}', '{"m3":{"o1":"x"}}', '{"m0":{}}',
+                                   '{"m0":[]}', '{"o29":2,"m4":{"m4":{}}}'], True),
+        (_discriminated(6), ['{"type":"t1","properties":{"x1":1}}', '{"properties":{}}',
+                             '{"type":"t1","properties":{"x1":"a"}}',
+                             '{"type":"zz","properties":{"x1":"a"}}'], False),
+        (SELF_CONJUNCT, ['{"os":"w"}', '{"os":1}', "{}"], False),
+    ]
+    for schema, samples, same_as_xgrammar in cases:
+        grammar = Grammar.from_json_schema(schema, lenient=True)
+        from_ebnf = xgrammar.Grammar.from_ebnf(grammar.to_ebnf())
+        converted = xgrammar.Grammar.from_json_schema(json.dumps(schema), strict_mode=False)
+        for text in samples:
+            verdict = grammar.matches(text)
+            assert _is_grammar_accept_string(from_ebnf, text) == verdict, text
+            assert _is_grammar_accept_string(converted, text) >= verdict, text
+            if same_as_xgrammar:
+                assert _is_grammar_accept_string(converted, text) == verdict, text
