@@ -228,8 +228,9 @@ class Deriver:
         Characters a sentence should have at most (capped at :data:`MAX_SENTENCE_LENGTH`);
         once reached, every decision takes the shortest option.
     readable
-        Loops that only add whitespace repeat at most once beyond their minimum (previews);
-        ``False`` explores them fully (property tests).
+        Loops that only add whitespace repeat at most once beyond their minimum, and other
+        optional parts are present two times in three (previews); ``False`` explores them
+        fully (property tests).
     coverage
         Records the rules and alternatives used; a rule's alternatives it has not seen yet
         are preferred.
@@ -374,9 +375,16 @@ class Deriver:
         if finishing:
             return [node.item] * low
         extra = 4 if item_length == 0 else int(min(4, room // item_length))
-        if self.readable and self._only_whitespace(node.item):
+        whitespace = self.readable and self._only_whitespace(node.item)
+        if whitespace:
             extra = min(extra, 1)
         high = low + extra if node.max is None else min(node.max, low + extra)
+        if self.readable and not whitespace and low == 0 and high >= 1:
+            # a preview shows an optional part more often than not (two times in three: the
+            # likelier of two choices): `{}` is valid JSON, but `{"a": 1}` says more
+            if chooser.count(0, 1) == 1:
+                return []
+            return [node.item] * (1 + chooser.count(0, high - 1))
         return [node.item] * chooser.count(low, max(low, high))
 
     def _tag_dispatch(self, node: ast.TagDispatch, chooser: Chooser,

@@ -10,7 +10,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from grammarkit.grammar import Grammar
-from grammarkit.sample import Coverage, Deriver, sample, why_no_samples
+from grammarkit.sample import Coverage, Deriver, sample, samples, why_no_samples
 from grammarkit.strategies import from_grammar
 from tests.analysis import random_grammars
 from tests.automata.grammars import CASES, JSON, Case
@@ -200,3 +200,11 @@ def test_a_long_chain_of_rules_samples_its_only_length() -> None:
     sentences = sample(grammar, n=2, seed=1, max_length=5000)
     assert [len(s) for s in sentences] == [count + 1] * 2
     assert all(set(s[:-1]) <= {"x", "y"} and s.endswith(".") for s in sentences)
+
+
+def test_previews_show_optional_parts_more_often_than_not() -> None:
+    grammar = Grammar.from_ebnf('root ::= "[" ("x" ("," "x")*)? "]"')
+    sentences = samples(grammar, seed=0)
+    previews = [next(sentences) for _ in range(60)]
+    filled = sum(text != "[]" for text in previews)
+    assert 30 < filled < 60  # about two in three; never only the empty list
