@@ -29,44 +29,39 @@ class _NotPlain(Exception):
     """The rule needs the LALR driver: a macro call, a lookahead, or a syntax error."""
 
 
-def read_rule(
-    tokens: Sequence[Token], context: Any, actions: Mapping[str, Action]
-) -> Any | None:
-    """The value of ``actions["rule"]`` over ``tokens`` (one rule definition), or ``None`` when
-    the rule is not plain and the LALR driver must parse it."""
-    if len(tokens) < 3 or tokens[0].type != "RULE_NAME" or tokens[1].type != "ASSIGN":
-        return None
-    reader = _Reader(tokens, context, actions)
-    try:
-        body, at = reader.choices(2, 0)
-    except _NotPlain:
-        return None
-    if at != len(tokens):
-        return None
-    return actions["rule"](context, [tokens[0], tokens[1], body], tokens[0].start, tokens[-1].end)
+class RuleReader:
+    """Reads plain rule definitions with the parser's ``actions`` (one reader per table)."""
 
+    def __init__(self, actions: Mapping[str, Action]):
+        self.actions = actions
+        self.leaves = {kind: actions[name] for kind, name in _LEAVES.items()}
+        self.suffixes = {kind: actions[name] for kind, name in _SUFFIXES.items()}
 
-_BY_TOKEN: dict[int, tuple[Mapping[str, Action], dict[str, Action], dict[str, Action]]] = {}
-
-
-def _by_token(actions: Mapping[str, Action]) -> tuple[dict[str, Action], dict[str, Action]]:
-    """The actions of leaf elements and of one-token quantifiers, by token kind (cached per
-    action table: the parser has one)."""
-    cached = _BY_TOKEN.get(id(actions))
-    if cached is None or cached[0] is not actions:
-        leaves = {kind: actions[name] for kind, name in _LEAVES.items()}
-        suffixes = {kind: actions[name] for kind, name in _SUFFIXES.items()}
-        cached = _BY_TOKEN[id(actions)] = (actions, leaves, suffixes)
-    return cached[1], cached[2]
+    def read(self, tokens: Sequence[Token], context: Any) -> Any | None:
+        """The value of ``actions["rule"]`` over ``tokens`` (one rule definition), or ``None``
+        when the rule is not plain and the LALR driver must parse it."""
+        if len(tokens) < 3 or tokens[0].type != "RULE_NAME" or tokens[1].type != "ASSIGN":
+            return None
+        try:
+            body, at = _Reader(tokens, context, self).choices(2, 0)
+        except _NotPlain:
+            return None
+        if at != len(tokens):
+            return None
+        first, last = tokens[0], tokens[-1]
+        return self.actions["rule"](context, [first, tokens[1], body], first.start, last.end)
 
 
 class _Reader:
-    def __init__(self, tokens: Sequence[Token], context: Any, actions: Mapping[str, Action]):
+    """One walk over one rule's tokens."""
+
+    def __init__(self, tokens: Sequence[Token], context: Any, reader: RuleReader):
         self.tokens = tokens
         self.count = len(tokens)
         self.context = context
-        self.actions = actions
-        self.leaves, self.suffixes = _by_token(actions)
+        self.actions = reader.actions
+        self.leaves = reader.leaves
+        self.suffixes = reader.suffixes
 
     def choices(self, at: int, depth: int) -> tuple[Any, int]:
         tokens, count = self.tokens, self.count

@@ -34,7 +34,6 @@ class _Reduction:
     size: int
     spliced: tuple[bool, ...] | None  # per child: a helper list to splice (None: no helpers)
     action: Action | None  # None for Lark's `__x_star_n` helpers, whose value is their list
-    forwards: bool  # a one-child reduction whose value is that child: no call needed
 
 
 class SyntaxErrorAt(Exception):
@@ -90,9 +89,7 @@ class Parser:
                 build = rule.action
                 if rule.size == 1 and rule.spliced is None:
                     # most reductions: rewrite the top of the stacks in place
-                    if rule.forwards:
-                        value = values[-1]
-                    elif build is None:
+                    if build is None:
                         value = [values[-1]]
                     else:
                         value = build(context, [values[-1]], starts[-1], ends[-1])
@@ -126,17 +123,13 @@ class Parser:
         raise AssertionError("unreachable: $END either reduces to the start rule or fails")
 
 
-def parser(actions: Mapping[str, Action], forwarding: frozenset[str] = frozenset()) -> Parser:
-    """A parser for ``syntax.lark`` whose reductions call ``actions[alias or rule name]``.
-
-    A rule named in ``forwarding`` has, over a single child, that child as its value: the
-    driver skips the call there (``item: element`` without a quantifier, say).
-    """
-    return _parser(tuple(actions.items()), forwarding)
+def parser(actions: Mapping[str, Action]) -> Parser:
+    """A parser for ``syntax.lark`` whose reductions call ``actions[alias or rule name]``."""
+    return _parser(tuple(actions.items()))
 
 
 @lru_cache(maxsize=4)
-def _parser(named_actions: tuple[tuple[str, Action], ...], forwarding: frozenset[str]) -> Parser:
+def _parser(named_actions: tuple[tuple[str, Action], ...]) -> Parser:
     """Lark computes the tables (and caches its analysis on disk, so this is fast).
 
     Lark is imported here, not with the module: a grammar of plain rules never needs the
@@ -168,7 +161,6 @@ def _parser(named_actions: tuple[tuple[str, Action], ...], forwarding: frozenset
                 size=len(symbols),
                 spliced=spliced if any(spliced) else None,
                 action=None if helper else actions_by_name[name],
-                forwards=len(symbols) == 1 and not any(spliced) and name in forwarding,
             )
         return reductions[id(rule)]
 

@@ -107,12 +107,13 @@ class _Problems:
 
 
 @lru_cache(maxsize=1)
+def _reader() -> descent.RuleReader:
+    return descent.RuleReader(_RuleBuilder._handlers)
+
+
+@lru_cache(maxsize=1)
 def _parser() -> lalr.Parser:
-    return lalr.parser(_RuleBuilder._handlers, _FORWARDING)
-
-
-_FORWARDING = frozenset({"item", "choices", "bound", "macro"})
-"""Rules whose value over one child is that child (``_item``, ``_choices``, ...)."""
+    return lalr.parser(_RuleBuilder._handlers)
 
 
 def _span(token: GkToken) -> ast.Span:
@@ -266,17 +267,14 @@ class _RuleBuilder:
             return None
         self.macros: dict[int, ast.Expr] = {}
         macro_error = self._parse_macros() if "MACRO" in kinds else None
-        rule: ast.Rule | None = descent.read_rule(self.tokens, self, self._handlers)
+        rule: ast.Rule | None = _reader().read(self.tokens, self)
         if rule is None:  # not a plain rule: the LALR tables decide, and explain errors
             try:
                 rule = _parser().parse(self.tokens, "rule", self)
             except SyntaxErrorAt as exc:
                 if macro_error is None or self._error_seq(exc) < macro_error:
                     self._syntax_error(exc)
-        if "LBRACE" in kinds or "MACRO" in kinds:
-            self._check_tokens()
-        else:
-            self._check_references()
+        self._check_tokens()
         for token in self.tokens[:end]:
             if token.type == "CLASS" and token.payload[1]:
                 for d in token.payload[1]:
@@ -386,13 +384,6 @@ class _RuleBuilder:
                 name = token.payload[0]
                 if name not in self.names:
                     self._undefined(token.seq, name, _span(token))
-
-    def _check_references(self) -> None:
-        """:meth:`_check_tokens` for a rule without braces or macro calls: references only."""
-        names = self.names
-        for token in self.tokens:
-            if token.type == "IDENT" and token.payload[0] not in names:
-                self._undefined(token.seq, token.payload[0], _span(token))
 
     def _undefined(self, index: int, name: str, span: ast.Span) -> None:
         def hint() -> str:
