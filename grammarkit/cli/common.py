@@ -24,6 +24,7 @@ EXIT_ERRORS = 1
 GRAMMAR_SUFFIX = ".ebnf"
 GBNF_SUFFIX = ".gbnf"
 SCHEMA_SUFFIX = ".schema.json"
+JSON_SUFFIX = ".json"
 
 _SURROGATE = re.compile("[\ud800-\udfff]")
 

@@ -16,6 +16,7 @@ from grammarkit.cli.check import (
 from grammarkit.cli.common import (
     EXIT_ERRORS,
     GBNF_SUFFIX,
+    JSON_SUFFIX,
     SCHEMA_SUFFIX,
     InputError,
     dump_json,
@@ -50,7 +51,7 @@ def command(paths: tuple[str, ...], strict: bool, select: tuple[str, ...],
             ignore: tuple[str, ...], root: str, output_format: str, tokenizer: str | None,
             stop_tokens: tuple[int, ...]) -> None:
     """Report errors and warnings in grammars (*.ebnf, llama.cpp *.gbnf) and JSON Schemas
-    (*.schema.json).
+    (*.schema.json, and any *.json file named on the command line).
 
     Directories are searched recursively (regular files only; others are listed as skipped
     with a GK172 note); `-` reads a grammar from standard input. A *.gbnf file is converted to
@@ -67,7 +68,7 @@ def command(paths: tuple[str, ...], strict: bool, select: tuple[str, ...],
     checked = 0
     unreadable = False
     for path in files(paths, skipped=skipped):
-        if path.endswith(SCHEMA_SUFFIX):
+        if path.endswith((SCHEMA_SUFFIX, JSON_SUFFIX)):  # SchemaStore names them `x.json`
             from grammarkit.convert.json_schema import lint_schema_file  # only for schemas
 
             diagnostics.extend(lint_schema_file(path))

@@ -107,6 +107,22 @@ def test_fmt_never_writes_a_text_that_parses_to_other_rules(
     assert result.exit_code == 1 and "would reformat" in result.stderr
 
 
+def test_lint_reads_a_named_json_file_as_a_schema(tmp_path: Path) -> None:
+    """SchemaStore names its schemas `tsconfig.json`, not `tsconfig.schema.json`: a `.json` file
+    named on the command line is linted as a JSON Schema, not as 200 EBNF errors."""
+    schema = tmp_path / "point.json"
+    schema.write_text((DATA.parent / "schemas" / "point.schema.json").read_text())
+    result = run(["lint", str(schema)])
+    assert result.exit_code == 0, result.stdout
+    assert "GK102" not in result.stdout and "All checks passed." in result.stdout
+    broken = tmp_path / "broken.json"
+    broken.write_text((DATA.parent / "schemas" / "broken.schema.json").read_text())
+    expected = run(["lint", str(DATA.parent / "schemas" / "broken.schema.json")])
+    result = run(["lint", str(broken)])
+    assert result.exit_code == expected.exit_code == 1
+    assert "GK102" not in result.stdout
+
+
 def test_fmt_diff_without_a_final_newline_is_a_valid_patch(tmp_path: Path) -> None:
     path = tmp_path / "g.ebnf"
     path.write_text('root ::= "a"|"b"')
