@@ -280,13 +280,15 @@ def _build(automaton: _Automaton[S], emitter: Emitter, name: str,
 
     # An entry written in several states (a property after a present or an absent optional
     # one) gets a rule of its own, so its name's spellings are written once.
+    # In the graph's order, not the set's: helper names must not depend on string hashing.
+    live_states = [state for state in graph if state in live]
     uses: dict[int, int] = {}
-    for state in live:
+    for state in live_states:
         for entry, target in graph[state]:
             if entry is not None and target in live:
                 uses[id(entry)] = uses.get(id(entry), 0) + 1
     shared: dict[int, ast.Expr] = {}
-    for state in live:
+    for state in live_states:
         for entry, _ in graph[state]:
             if entry is not None and uses.get(id(entry), 0) > 1 and id(entry) not in shared:
                 label = automaton.entry_labels.get(id(entry), "other")
