@@ -9,7 +9,10 @@ from __future__ import annotations
 
 import importlib
 import json
+import os
 import random
+import subprocess
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -20,6 +23,10 @@ from grammarkit import Grammar
 from grammarkit.cli import main
 from grammarkit.convert.errors import SchemaError
 from grammarkit.convert.json_schema import convert_schema, lint_schema_file
+from grammarkit.convert.json_schema.model import Ref
+from grammarkit.convert.json_schema.reader import Reader
+from grammarkit.convert.json_schema.references import Document
+from grammarkit.convert.json_schema.report import Reporter
 from grammarkit.ebnf.printer import print_grammar
 
 
@@ -266,12 +273,12 @@ def test_self_conjunct_is_an_error_when_strict() -> None:
     assert [d.code for d in caught.value.diagnostics] == ["GK154"]
 
 
-def _discriminated(count: int) -> dict[str, Any]:
+def _discriminated(count: int, required: bool = True) -> dict[str, Any]:
     """cloudify's nodeTemplate: one ``if``/``then`` per value of a ``type`` property."""
     return {
         "$ref": "#/definitions/node",
         "definitions": {
-            "node": {"type": "object", "required": ["type"],
+            "node": {"type": "object", "required": ["type"] if required else [],
                      "properties": {"type": {"type": "string"}},
                      "allOf": [{"if": {"properties": {"type": {"const": f"t{i}"}}},
                                 "then": {"properties": {"properties": {
@@ -293,6 +300,26 @@ def test_long_chain_of_if_then_on_one_discriminator() -> None:
     assert grammar.matches('{"type": "other", "properties": {"x17": "a"}}')
     assert not grammar.matches('{"type": "t17", "properties": {"x17": "a"}}')
     assert not grammar.matches('{"properties": {}}')
+
+
+def test_if_chain_alternatives_stay_small() -> None:
+    # Each `then` alternative says `type` is its branch's constant, which already excludes
+    # every other branch's constant: those "type is not tN" clauses are dropped, so an
+    # alternative has a few clauses instead of one per branch (cloudify, 125 branches: a
+    # cubic chain, 5 s of its 7). Only the two alternatives that truly need every branch keep
+    # a clause per branch: no `type` (every `then` applies), and a `type` outside all tN.
+    schema = _discriminated(60, required=False)
+    node = Reader(Document(schema), Reporter(False)).resolve((Ref("/definitions/node"),))
+    sizes = sorted(len(o.clauses) for o in node.objects)
+    assert len(sizes) == 62
+    assert sizes[:-2] == [3] * 60
+    assert sizes[-2:] == [61, 121]
+    grammar = Grammar.from_json_schema(schema)
+    assert grammar.matches('{"type": "t7", "properties": {"x7": 1, "x8": "a"}}')
+    assert grammar.matches('{"type": "other", "properties": {"x7": "a"}}')
+    assert grammar.matches('{"properties": {"x7": 1, "x59": 2}}')
+    assert not grammar.matches('{"type": "t7", "properties": {"x7": "a"}}')
+    assert not grammar.matches('{"properties": {"x59": "a"}}')
 
 
 def _aliases(count: int, draft: str) -> dict[str, Any]:
@@ -356,3 +383,18 @@ def test_real_schema_shapes_agree_with_xgrammar() -> None:
             assert _is_grammar_accept_string(converted, text) >= verdict, text
             if same_as_xgrammar:
                 assert _is_grammar_accept_string(converted, text) == verdict, text
+
+
+def test_any_order_output_does_not_depend_on_string_hashing() -> None:
+    # An entry written in several presence states got its helper rule in set order, so the
+    # rule names (not the language) changed with PYTHONHASHSEED from run to run.
+    schema = {"type": "object", "required": ["owner"],
+              "properties": {"owner": {"type": "string"}, "contacts": {"type": "array"},
+                             "tags": {"type": "array"}, "note": {"type": "string"}}}
+    script = ("import json, sys; from grammarkit import Grammar; print(Grammar.from_json_schema("
+              "json.loads(sys.argv[1]), property_order='any').to_ebnf())")
+    texts = {subprocess.run([sys.executable, "-c", script, json.dumps(schema)], check=True,
+                            capture_output=True, text=True,
+                            env={**os.environ, "PYTHONHASHSEED": seed}).stdout
+             for seed in ("1", "2", "3")}
+    assert len(texts) == 1

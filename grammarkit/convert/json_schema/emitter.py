@@ -12,6 +12,7 @@ from __future__ import annotations
 import re
 from collections import deque
 from collections.abc import Callable, Hashable
+from typing import Any, TypeVar
 
 from grammarkit.convert.json_schema.arrays import array_expr
 from grammarkit.convert.json_schema.automata import SCALARS, Ranges
@@ -37,6 +38,8 @@ from grammarkit.convert.json_schema.references import unescape
 from grammarkit.convert.json_schema.report import INDENT_RELAXED, TOO_LARGE, Reporter
 from grammarkit.convert.json_schema.strings import string_expr
 from grammarkit.ebnf import ast
+
+T = TypeVar("T")
 
 MAX_INDENT_DEPTH = 16
 """In ``indented`` mode, values nested deeper than this accept any whitespace layout."""
@@ -64,7 +67,7 @@ class Emitter:
         self._shared: dict[str, ast.Rule] = {}
         self._taken: set[str] = {"root", WS_RULE.name}
         self._counters: dict[str, int] = {}
-        self._memo: dict[Hashable, ast.Expr] = {}
+        self._memo: dict[Hashable, Any] = {}
         self._queue: deque[tuple[str, Child, int]] = deque()
         self._named: dict[tuple[Child, int], str] = {}
         self._inlined: dict[Child, ast.Expr | None] = {}
@@ -191,9 +194,10 @@ class Emitter:
             found = self._helpers[body] = self.add_rule(self.fresh_name(base), body)
         return found
 
-    def memo(self, key: Hashable, build: Callable[[], ast.Expr]) -> ast.Expr:
+    def memo(self, key: Hashable, build: Callable[[], T]) -> T:
         """``build()``, computed once per ``key`` in this grammar (its rules are then shared:
-        two objects declaring the same property names share one automaton for the others)."""
+        two objects declaring the same property names share one automaton for the others, and
+        the product automaton of the same string constraints is built once)."""
         found = self._memo.get(key)
         if found is None:
             found = self._memo[key] = build()

@@ -29,6 +29,7 @@ from grammarkit.convert.json_schema.formats import (
     UNCONSTRAINED_FORMATS,
 )
 from grammarkit.convert.json_schema.membership import (
+    clause_value,
     property_value,
     string_admits,
     string_set_empty,
@@ -142,6 +143,7 @@ class Reader:
         self._active: list[Child] = []
         self._conjuncts: list[int] = []
         self._complements: dict[tuple[Not, str, str], Node] = {}
+        self._disjoint_children: dict[tuple[Child, Child], bool] = {}
 
     def resolve(self, child: Child) -> Node:
         """The node of a child (the intersection of its atoms).
@@ -259,13 +261,45 @@ class Reader:
         """
         node = intersect(a, b)
         if len(node.arrays) + len(node.objects) + len(node.strings) <= 1:
-            return node
+            objects = tuple(self._without_implied(s) for s in node.objects)
+            return node if objects == node.objects else replace(node, objects=objects)
         return replace(
             node,
             strings=tuple(s for s in node.strings if not string_set_empty(s)),
             arrays=tuple(s for s in node.arrays if not self._array_set_empty(s, 2)),
-            objects=tuple(s for s in node.objects if not self._object_set_empty(s, 2)),
+            objects=tuple(self._without_implied(s) for s in node.objects
+                          if not self._object_set_empty(s, 2)),
         )
+
+    def _without_implied(self, s: ObjectSet) -> ObjectSet:
+        """``s`` without the clauses a complement added (``name``, if present, is not in X)
+        that another clause already implies (its value for ``name`` is disjoint from X): a
+        chain of ``if`` on one discriminator property then keeps one clause per alternative
+        instead of one per branch (each branch's constant excludes every other branch's)."""
+        negations = [_negated_property(clause) for clause in s.clauses]
+        if all(negated is None for negated in negations):
+            return s
+        kept: list[Clause] = []
+        declared: set[str] = set()
+        for clause, negated in zip(s.clauses, negations, strict=True):
+            # Only a name declared before (the order of first declarations is the property
+            # order), and only on the evidence of clauses that aren't complements themselves.
+            if negated is None or negated[0] not in declared or not any(
+                    negated[0] in other.by_name
+                    and self._disjoint(clause_value(other, negated[0]), negated[1])
+                    for other, other_negated in zip(s.clauses, negations, strict=True)
+                    if other_negated is None):
+                kept.append(clause)
+                declared.update(clause.by_name)
+        return s if len(kept) == len(s.clauses) else replace(s, clauses=tuple(kept))
+
+    def _disjoint(self, a: Child, b: Child) -> bool:
+        """Whether no value satisfies both children (``False`` when in doubt), memoized."""
+        key = (a, b)
+        found = self._disjoint_children.get(key)
+        if found is None:
+            found = self._disjoint_children[key] = self.child_is_empty(conjoin(a, b))
+        return found
 
     def _meet(self, a: Node, b: Node, pointer: str) -> Node:
         try:
@@ -335,6 +369,17 @@ class Reader:
             if self.child_is_empty(property_value(s, name), depth):
                 return True
         return False
+
+
+def _negated_property(clause: Clause) -> tuple[str, Child] | None:
+    """``(name, X)`` for the clause a complement writes for "``name``, if present, is not in
+    X" (:func:`~.algebra.negate`), else ``None``."""
+    if len(clause.properties) != 1 or clause.patterns or clause.additional != ANY:
+        return None
+    name, value = clause.properties[0]
+    if len(value) != 1 or not isinstance(value[0], Not):
+        return None
+    return name, value[0].child
 
 
 def _is_annotation(keyword: str) -> bool:

@@ -73,7 +73,9 @@ def string_expr(s: StringSet, emitter: Emitter, name: str) -> ast.Expr:
         if (s.min_length, s.max_length) == (1, None):
             return quoted(spell_expr(without_empty(language_expr(languages[0])), emitter.char))
     try:
-        dfa = _product(languages, excluded, s.min_length, s.max_length)
+        dfa = emitter.memo(("string product", tuple(languages), tuple(excluded), s.min_length,
+                            s.max_length),
+                           lambda: _product(languages, excluded, s.min_length, s.max_length))
     except (TooComplex, LanguageError) as exc:
         return _relaxed(s, languages, emitter, str(exc))
     return quoted(emitter.memo(("string automaton", dfa), lambda: _dfa_expr(dfa, emitter, name)))
