@@ -2,36 +2,35 @@
 
 One module per command (``grammarkit/cli/<command>.py``, each defining ``command``); what they
 share is in :mod:`grammarkit.cli.common`. Exit codes: 0 clean, 1 the input has errors, 2 usage
-error (bad option, unreadable file). Library modules are imported inside the commands, so
-``import grammarkit.cli`` stays fast.
+error (bad option, unreadable file). A command's module is imported only when that command runs
+(or a help text lists it), and library modules inside the commands, so start-up stays fast.
 """
 
 from __future__ import annotations
 
+import importlib
+
 import click
 
-from grammarkit.cli import (
-    check,
-    complete,
-    convert,
-    diagram,
-    fmt,
-    generate,
-    lint,
-    lsp,
-    match,
-    sample,
-    serve,
-    test,
-)
+COMMANDS = ("lint", "fmt", "match", "convert", "sample", "generate", "test", "diagram", "lsp",
+            "complete", "serve", "check")
+"""Every command, by the name of its module."""
 
 
-@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+class _LazyGroup(click.Group):
+    """A group whose commands are imported when they are looked up, not before."""
+
+    def list_commands(self, ctx: click.Context) -> list[str]:
+        return sorted(COMMANDS)
+
+    def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
+        if cmd_name not in COMMANDS:
+            return None
+        command: click.Command = importlib.import_module(f"grammarkit.cli.{cmd_name}").command
+        return command
+
+
+@click.group(cls=_LazyGroup, context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(package_name="grammarkit", prog_name="grammarkit")
 def main() -> None:
     """Author, check and run grammars for LLM constrained decoding (XGrammar/SGLang EBNF)."""
-
-
-for _module in (lint, fmt, match, convert, sample, generate, test, diagram, lsp, complete, serve,
-                check):
-    main.add_command(_module.command)
