@@ -267,7 +267,7 @@ class Reader:
             node,
             strings=tuple(s for s in node.strings if not string_set_empty(s)),
             arrays=tuple(s for s in node.arrays if not self._array_set_empty(s, 2)),
-            objects=tuple(self._without_implied(s) for s in node.objects
+            objects=tuple(s for s in map(self._without_implied, node.objects)
                           if not self._object_set_empty(s, 2)),
         )
 
@@ -282,16 +282,22 @@ class Reader:
         kept: list[Clause] = []
         declared: set[str] = set()
         for clause, negated in zip(s.clauses, negations, strict=True):
-            # Only a name declared before (the order of first declarations is the property
-            # order), and only on the evidence of clauses that aren't complements themselves.
-            if negated is None or negated[0] not in declared or not any(
+            # Only on the evidence of clauses that aren't complements themselves.
+            if negated is None or not any(
                     negated[0] in other.by_name
                     and self._disjoint(clause_value(other, negated[0]), negated[1])
                     for other, other_negated in zip(s.clauses, negations, strict=True)
                     if other_negated is None):
                 kept.append(clause)
-                declared.update(clause.by_name)
-        return s if len(kept) == len(s.clauses) else replace(s, clauses=tuple(kept))
+            elif negated[0] not in declared:
+                # The first declaration of a name fixes its place in the property order:
+                # keep the place, without the constraint.
+                kept.append(Clause(properties=((negated[0], ANY),)))
+            else:
+                continue
+            declared.update(kept[-1].by_name)
+        clauses = tuple(kept)
+        return s if clauses == s.clauses else replace(s, clauses=clauses)
 
     def _disjoint(self, a: Child, b: Child) -> bool:
         """Whether no value satisfies both children (``False`` when in doubt), memoized."""
