@@ -107,6 +107,13 @@ def _unicode_escapes(ranges: Ranges) -> list[ast.Expr]:
 def _factored(patterns: list[Pattern]) -> ast.Expr:
     """Disjoint hex-digit patterns as one expression, common prefixes factored out and
     branches with the same continuation merged into one digit class."""
+    return _factored_patterns(tuple(patterns))
+
+
+@lru_cache(maxsize=1 << 14)
+def _factored_patterns(patterns: tuple[Pattern, ...]) -> ast.Expr:
+    # Memoized: the escapes of every "any character but these few" class an automaton of
+    # property names needs share most of their suffixes.
     if not patterns[0]:
         return ast.Literal("")
     cuts = sorted({p[0][0] for p in patterns} | {p[0][1] + 1 for p in patterns})
@@ -117,7 +124,7 @@ def _factored(patterns: list[Pattern]) -> ast.Expr:
                 continuations.setdefault((low, high - 1), []).append(pattern[1:])
     by_rest: dict[ast.Expr, list[tuple[int, int]]] = {}
     for digits, rests in continuations.items():
-        by_rest.setdefault(_factored(rests), []).append(digits)
+        by_rest.setdefault(_factored_patterns(tuple(rests)), []).append(digits)
     return choice([_runs(sequence([hex_digit_class(tuple(digits)), rest]))
                    for rest, digits in by_rest.items()])
 
