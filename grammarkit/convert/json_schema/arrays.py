@@ -100,6 +100,8 @@ def _distinct_arrays(a: ArraySet, high: int | None, emitter: Emitter
 def _enumerated(arrays: list[tuple[Any, ...]], emitter: Emitter, name: str, depth: int,
                 layout: Layout) -> ast.Expr | None:
     alternatives = []
+    # Each value once, not once per array it is in (by type too: True == 1 in Python).
+    spelled: dict[tuple[type, Any], ast.Expr] = {}
     for array in arrays:
         if not array:
             alternatives.append(layout.empty("[]"))
@@ -108,7 +110,11 @@ def _enumerated(arrays: list[tuple[Any, ...]], emitter: Emitter, name: str, dept
         for index, value in enumerate(array):
             if index:
                 items.append(layout.comma(depth))
-            items.append(emitter.value(inline(value_node(value)), depth + 1, f"{name}.item"))
+            key = (type(value), value)
+            if key not in spelled:
+                spelled[key] = emitter.value(inline(value_node(value)), depth + 1,
+                                             f"{name}.item")
+            items.append(spelled[key])
         items.append(layout.close("]", depth))
         alternatives.append(sequence(items))
     return choice(alternatives) if alternatives else None
