@@ -76,7 +76,11 @@ def conjoin(*children: Child) -> Child:
     """The intersection of children: their atoms, deduplicated, in document order (references
     and complements by pointer, inline nodes last). The order is deterministic, so equal
     conjunctions built alike compare equal."""
-    atoms = dict.fromkeys(atom for child in children for atom in child)
+    nonempty = [child for child in children if child]
+    if len(nonempty) <= 1:
+        # Every child is canonical already (built by this function, or a single atom).
+        return nonempty[0] if nonempty else ANY
+    atoms = dict.fromkeys(atom for child in nonempty for atom in child)
     return tuple(sorted(atoms, key=_order))
 
 
@@ -253,6 +257,15 @@ class Node:
     arrays: tuple[ArraySet, ...] = ()
     objects: tuple[ObjectSet, ...] = ()
     exact: bool = field(default=True, compare=False)
+
+    def __hash__(self) -> int:
+        return self._hash
+
+    @cached_property
+    def _hash(self) -> int:
+        # Computed once: nodes are hashed whenever a child holding them is looked up.
+        return hash((self.null, self.booleans, self.numbers, self.strings, self.arrays,
+                     self.objects))
 
     @property
     def is_nothing(self) -> bool:
