@@ -324,6 +324,22 @@ def test_if_chain_alternatives_stay_small() -> None:
     assert not grammar.matches('{"properties": {"x59": "a"}}')
 
 
+def test_if_chain_on_an_undeclared_discriminator_keeps_the_property_order() -> None:
+    # jfrog-pipelines' Step: 28 `if`s on a `type` no other keyword declares, so the first
+    # "type is not tN" clause is also type's first declaration; it becomes a bare declaration,
+    # and the order of declared properties (hence of the keys) is what it was.
+    schema = _discriminated(30, required=False)
+    del schema["definitions"]["node"]["properties"]
+    node = Reader(Document(schema), Reporter(False)).resolve((Ref("/definitions/node"),))
+    assert max(sorted(len(o.clauses) for o in node.objects)[:-2]) <= 3
+    grammar = Grammar.from_json_schema(schema)
+    assert grammar.matches('{"type": "t0", "properties": {"x0": 1}}')
+    assert grammar.matches('{"type": "t29", "properties": {"x29": 1, "x0": "a"}}')
+    assert grammar.matches('{"type": 5, "properties": {"x0": "a"}}')
+    assert not grammar.matches('{"type": "t29", "properties": {"x29": "a"}}')
+    assert not grammar.matches('{"properties": {"x29": "a"}, "type": "t3"}')
+
+
 def _aliases(count: int, draft: str) -> dict[str, Any]:
     """renovate's managers: definitions that are ``{"$ref": "#"}`` beside ignored siblings."""
     return {
