@@ -36,6 +36,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any, Generic, TypeVar
 
+from grammarkit.automata.char_budget import CharBudgetSubsets
 from grammarkit.automata.determinize import Automaton, determinize, minimize
 from grammarkit.automata.interval_subsets import Fragmented, IntervalSubsets
 from grammarkit.automata.lazy_dfa import PlainSubsets, Positions, SubsetBuilder, clamped
@@ -50,8 +51,9 @@ if TYPE_CHECKING:
 ByteEdges = tuple[tuple[int, int, int], ...]
 CallEdges = tuple[tuple[int, int], ...]
 TokenEdges = tuple[tuple[TokenEdge, int], ...]
-Content = Positions | tuple[int, ...]
-"""What a lazily built state stands for: a position set, or rank intervals (interval_subsets)."""
+Content = Positions | tuple[int, ...] | tuple[Positions, int]
+"""What a lazily built state stands for: a position set, rank intervals (interval_subsets), or
+a position set and a code-point count (char_budget)."""
 
 MAX_POSITIONS = 4_000_000
 """How many NFA positions the lazily built states of one grammar may hold (about 400 MB)."""
@@ -122,17 +124,23 @@ class CompiledGrammar:
         The rules that derive the empty string.
     spans
         Where each rule is defined (for the memory-ceiling diagnostic).
+    char_budgets
+        ``{rule: N}`` for rules with ``max_chars=N`` (flattened NFAs; see
+        :mod:`grammarkit.automata.char_budget`).
     """
 
     def __init__(self, rule_names: Sequence[str], root: int, rules: Sequence[NFA | Automaton],
-                 nullable: frozenset[int], spans: Sequence[Span | None]):
+                 nullable: frozenset[int], spans: Sequence[Span | None],
+                 char_budgets: dict[int, int] | None = None):
         self.rule_names = tuple(rule_names)
         self.root = root
         self.nullable = nullable
         self._rules = list(rules)
         self._spans = list(spans)
         self._starts = [-1] * len(self._rules)
-        self._builders: list[SubsetBuilder | IntervalSubsets | None] = [None] * len(self._rules)
+        self._builders: list[SubsetBuilder | IntervalSubsets | CharBudgetSubsets | None] = (
+            [None] * len(self._rules))
+        self._char_budgets = char_budgets or {}
         self._index: dict[tuple[int, Content], int] = {}
         self._content: list[Content | None] = []
         self._bytes: list[ByteEdges | None] = []
@@ -148,7 +156,8 @@ class CompiledGrammar:
         self.call_edges: LazyEdges[CallEdges] = LazyEdges(self._calls, self._expand)
         self.token_edges: LazyEdges[TokenEdges] = LazyEdges(self._tokens, self._expand)
         self.rule_start = _RuleStarts(self)
-        self.counted = any(isinstance(r, NFA) and r.counted for r in self._rules)
+        self.counted = bool(self._char_budgets) or any(
+            isinstance(r, NFA) and r.counted for r in self._rules)
         """Whether some rule has counted repetitions (then :meth:`canonical_state` matters)."""
         self.entry_state = self._new_state(self.num_rules, None, ((root, 1),))
         self.accept_state = self._new_state(self.num_rules, None, ())
@@ -174,6 +183,11 @@ class CompiledGrammar:
 
     def _build(self, rule: int) -> int:
         source = self._rules[rule]
+        if rule in self._char_budgets:
+            assert isinstance(source, NFA)
+            budgeted = CharBudgetSubsets(SubsetBuilder.for_nfa(source), self._char_budgets[rule])
+            self._builders[rule] = budgeted
+            return self._lazy_state(rule, budgeted.start())
         if isinstance(source, NFA) and not source.counted and source.num_states <= EAGER_LIMIT:
             dfa = determinize(source, max(_DFA_GROWTH * source.num_states, 256))
             if dfa is not None:
@@ -239,7 +253,6 @@ class CompiledGrammar:
                 self._expand(state)
                 return
         else:
-            assert isinstance(positions, frozenset)
             moves = (builder.byte_moves(positions), builder.call_moves(positions),
                      builder.token_moves(positions))
         intern = self._lazy_state
@@ -292,6 +305,12 @@ class CompiledGrammar:
         (:meth:`~grammarkit.automata.nfa.Loop.clamp`), so a decoder sees the middle of
         ``[a-z]{0,100000}`` as one state. Other states are their own canonical state.
         """
+        rule = self.state_rule[state]
+        if rule in self._char_budgets:
+            builder = self._builders[rule]
+            content = self._content[state]
+            assert isinstance(builder, CharBudgetSubsets) and isinstance(content, tuple)
+            return self._lazy_state(rule, builder.clamped(content, horizon))
         positions = self._counted_positions(state)
         if positions is None:
             return state
