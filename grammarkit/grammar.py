@@ -9,7 +9,7 @@ from dataclasses import dataclass, field
 from functools import cached_property
 from typing import TYPE_CHECKING, Any
 
-from grammarkit.diagnostics import Diagnostic, GrammarError, error
+from grammarkit.diagnostics import Diagnostic, GrammarError
 from grammarkit.ebnf import ast
 from grammarkit.source import SourceText, decode_source
 

@@ -27,12 +27,11 @@ from collections.abc import Iterable, Sequence
 from typing import Any
 
 from grammarkit.automata.lazy_dfa import Positions, SubsetBuilder, clamped
-from grammarkit.automata.nfa import TokenEdge
 from grammarkit.ebnf import ast
 
-Content = tuple[Positions, int]
-"""A state of a budgeted rule: the positions of its own subset construction, and how many code
-points it has matched (capped at the budget)."""
+Content = tuple[Any, ...]
+"""A state of a budgeted rule: ``(positions, count)``, the positions of its own subset
+construction and how many code points it has matched (capped at the budget)."""
 
 _CONTINUATION = (0x80, 0xBF)
 """Bytes that continue a UTF-8 character (every other byte starts a code point)."""
@@ -41,8 +40,8 @@ _CONTINUATION = (0x80, 0xBF)
 def char_budget(rule: ast.Rule) -> int | None:
     """The rule's ``max_chars`` value, or ``None`` if it has none."""
     for attribute in rule.attributes:
-        if attribute.key == "max_chars":
-            return int(attribute.value)  # type: ignore[arg-type]  # the parser checked it
+        if attribute.key == "max_chars" and isinstance(attribute.value, int):
+            return attribute.value  # the parser allows only integers from 0
     return None
 
 
@@ -57,14 +56,12 @@ class CharBudgetSubsets:
         ``N`` of ``max_chars=N``.
     """
 
-    __slots__ = ("budget", "inner")
-
-    counted = True
-    """States carry a count, so :meth:`clamped` gives canonical states to the decoder."""
+    __slots__ = ("_moves", "budget", "inner")
 
     def __init__(self, inner: SubsetBuilder, budget: int):
         self.inner = inner
         self.budget = budget
+        self._moves: dict[Positions, list[tuple[int, int, Positions, int]]] = {}
 
     def start(self) -> Content:
         """The state where the rule begins: nothing matched yet."""
@@ -75,24 +72,26 @@ class CharBudgetSubsets:
         return self.inner.is_final(content[0])
 
     def byte_moves(self, content: Content) -> list[tuple[int, int, Content]]:
-        """Byte ranges ``(lo, hi, target)``, disjoint and sorted by ``lo``."""
+        """Byte ranges ``(lo, hi, target)``, disjoint and sorted by ``lo``.
+
+        There are no call or token moves: a budgeted rule is flattened (it calls no rule) and
+        one matching vocabulary tokens is refused (GK116).
+        """
         positions, count = content
         ended = count >= self.budget and self.inner.is_final(positions)
-        moves = []
-        for lo, hi, targets in self.inner.byte_moves(positions):
-            for a, b, starts in _split_at_code_point_starts(lo, hi):
-                if starts and ended:
-                    continue  # the budget is spent and the rule can end: it must
-                moves.append((a, b, (targets, min(count + starts, self.budget))))
-        return moves
+        budget = self.budget
+        return [(lo, hi, (targets, min(count + starts, budget)))
+                for lo, hi, targets, starts in self._inner_moves(positions)
+                if not (starts and ended)]  # a spent budget ends the rule where it can end
 
-    def call_moves(self, content: Content) -> list[tuple[int, Content]]:
-        """None: a budgeted rule is flattened, it calls no rule."""
-        return []
-
-    def token_moves(self, content: Content) -> list[tuple[TokenEdge, Content]]:
-        """None: a budgeted rule matching vocabulary tokens is refused (GK116)."""
-        return []
+    def _inner_moves(self, positions: Positions) -> list[tuple[int, int, Positions, int]]:
+        """The inner automaton's byte moves, split where bytes start code points (``1``)."""
+        found = self._moves.get(positions)
+        if found is None:
+            found = self._moves[positions] = [
+                (a, b, targets, starts) for lo, hi, targets in self.inner.byte_moves(positions)
+                for a, b, starts in _split_at_code_point_starts(lo, hi)]
+        return found
 
     def clamped(self, content: Content, horizon: int) -> Content:
         """A state accepting the same byte strings as ``content`` up to ``horizon`` bytes.
@@ -105,10 +104,17 @@ class CharBudgetSubsets:
             positions = clamped(positions, horizon)
         return (positions, max(count, self.budget - horizon - 1))
 
-    @property
-    def nfa(self) -> Any:
-        """The flattened automaton of the rule."""
-        return self.inner.nfa
+    def run_limit(self, content: Content) -> int | None:
+        """How many code points from ``content`` behave alike (the count stays below ``N``).
+
+        ``None`` when the rule has counted repetitions of its own or fewer than 2 are left.
+        """
+        limit = self.budget - 1 - content[1]
+        return limit if limit >= 2 and not self.inner.counted else None
+
+    def shifted(self, content: Content, iterations: int) -> Content:
+        """``content`` with ``iterations`` more code points counted."""
+        return (content[0], min(content[1] + iterations, self.budget))
 
 
 def _split_at_code_point_starts(lo: int, hi: int) -> Iterable[tuple[int, int, int]]:

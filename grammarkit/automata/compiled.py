@@ -51,9 +51,9 @@ if TYPE_CHECKING:
 ByteEdges = tuple[tuple[int, int, int], ...]
 CallEdges = tuple[tuple[int, int], ...]
 TokenEdges = tuple[tuple[TokenEdge, int], ...]
-Content = Positions | tuple[int, ...] | tuple[Positions, int]
-"""What a lazily built state stands for: a position set, rank intervals (interval_subsets), or
-a position set and a code-point count (char_budget)."""
+Content = Positions | tuple[int, ...]
+"""What a lazily built state stands for: a position set, or rank intervals (interval_subsets),
+or (a budgeted rule's) a position set and a code-point count (char_budget)."""
 
 MAX_POSITIONS = 4_000_000
 """How many NFA positions the lazily built states of one grammar may hold (about 400 MB)."""
@@ -252,7 +252,11 @@ class CompiledGrammar:
                 self._to_plain_sets(rule, builder)
                 self._expand(state)
                 return
+        elif isinstance(builder, CharBudgetSubsets):
+            assert isinstance(positions, tuple)
+            moves = (builder.byte_moves(positions), [], [])
         else:
+            assert isinstance(positions, frozenset)
             moves = (builder.byte_moves(positions), builder.call_moves(positions),
                      builder.token_moves(positions))
         intern = self._lazy_state
@@ -290,13 +294,22 @@ class CompiledGrammar:
         self._builders[rule] = PlainSubsets(builder.nfa)
         self._rebuild_index(rule, tuple, builder.expand)
 
+    def _budget_content(self, state: int) -> tuple[CharBudgetSubsets, Any] | None:
+        """The builder and content of ``state`` if its rule has ``max_chars``, else ``None``."""
+        rule = self.state_rule[state]
+        if rule not in self._char_budgets:
+            return None
+        builder = self._builders[rule]
+        assert isinstance(builder, CharBudgetSubsets)
+        return builder, self._content[state]
+
     def _counted_positions(self, state: int) -> Positions | None:
         """The positions of ``state`` if its rule has counted repetitions, else ``None``."""
         positions = self._content[state]
         if not isinstance(positions, frozenset):
             return None
         builder = self._builders[self.state_rule[state]]
-        return positions if builder is not None and builder.counted else None
+        return positions if isinstance(builder, SubsetBuilder) and builder.counted else None
 
     def canonical_state(self, state: int, horizon: int) -> int:
         """A state accepting the same byte strings as ``state`` up to ``horizon`` bytes long.
@@ -305,12 +318,10 @@ class CompiledGrammar:
         (:meth:`~grammarkit.automata.nfa.Loop.clamp`), so a decoder sees the middle of
         ``[a-z]{0,100000}`` as one state. Other states are their own canonical state.
         """
-        rule = self.state_rule[state]
-        if rule in self._char_budgets:
-            builder = self._builders[rule]
-            content = self._content[state]
-            assert isinstance(builder, CharBudgetSubsets) and isinstance(content, tuple)
-            return self._lazy_state(rule, builder.clamped(content, horizon))
+        budgeted = self._budget_content(state)
+        if budgeted is not None:
+            return self._lazy_state(self.state_rule[state],
+                                    budgeted[0].clamped(budgeted[1], horizon))
         positions = self._counted_positions(state)
         if positions is None:
             return state
@@ -331,6 +342,9 @@ class CompiledGrammar:
         exactly like running them (if one iteration leaves the other positions as they are).
         ``None`` when ``state`` does not qualify or fewer than 2 iterations are left.
         """
+        budgeted = self._budget_content(state)
+        if budgeted is not None:
+            return budgeted[0].run_limit(budgeted[1])
         frame = self._run_frame(state)
         if frame is None:
             return None
@@ -360,6 +374,10 @@ class CompiledGrammar:
 
     def shifted(self, state: int, iterations: int) -> int:
         """``state`` with the count of its :meth:`run_limit` loop raised by ``iterations``."""
+        budgeted = self._budget_content(state)
+        if budgeted is not None:
+            return self._lazy_state(self.state_rule[state],
+                                    budgeted[0].shifted(budgeted[1], iterations))
         frame = self._run_frame(state)
         positions = self._counted_positions(state)
         assert frame is not None and positions is not None
