@@ -117,6 +117,12 @@ class CharBudgetSubsets:
         return (content[0], min(content[1] + iterations, self.budget))
 
 
+def size_of(content: Any) -> int:
+    """How many positions a budgeted rule's state (a :data:`Content`) holds, for the memory
+    ceiling."""
+    return len(content[0])
+
+
 def _split_at_code_point_starts(lo: int, hi: int) -> Iterable[tuple[int, int, int]]:
     """``lo..hi`` cut where bytes change between starting and continuing a code point:
     ``(a, b, 1)`` for starting bytes, ``(a, b, 0)`` for continuation bytes."""

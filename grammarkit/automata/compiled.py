@@ -36,7 +36,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any, Generic, TypeVar
 
-from grammarkit.automata.char_budget import CharBudgetSubsets
+from grammarkit.automata.char_budget import CharBudgetSubsets, size_of
 from grammarkit.automata.determinize import Automaton, determinize, minimize
 from grammarkit.automata.interval_subsets import Fragmented, IntervalSubsets
 from grammarkit.automata.lazy_dfa import PlainSubsets, Positions, SubsetBuilder, clamped
@@ -216,8 +216,9 @@ class CompiledGrammar:
         key = (rule, positions)
         found = self._index.get(key)
         if found is None:
-            self._positions += len(positions)
-            self._rule_positions[rule] += len(positions)
+            size = len(positions) if rule not in self._char_budgets else size_of(positions)
+            self._positions += size
+            self._rule_positions[rule] += size
             if self._positions > MAX_POSITIONS:
                 raise GrammarError([error(
                     "GK121", f"grammar too large: its automata reach the memory ceiling of "
