@@ -15,6 +15,7 @@ from functools import cached_property
 from grammarkit.analysis.charset import CharSet
 from grammarkit.analysis.lint import lint_parsed
 from grammarkit.analysis.properties import GrammarProperties
+from grammarkit.authoring.incremental import IncrementalParser
 from grammarkit.codepoints import MAX_CODEPOINT
 from grammarkit.diagnostics import Diagnostic
 from grammarkit.ebnf import ast
@@ -59,15 +60,24 @@ class GrammarDocument:
         Its name in diagnostics.
     root
         The root rule's name.
+    parser
+        Parses the text reusing an earlier version's rules (an editor's document); by default
+        the text is parsed whole.
     """
 
-    def __init__(self, text: str, path: str = "<string>", root: str = "root"):
+    def __init__(self, text: str, path: str = "<string>", root: str = "root",
+                 parser: IncrementalParser | None = None):
+        if parser is not None and parser.root != root:
+            raise ValueError(f"the parser's root is `{parser.root}`, not `{root}`")
         self.text = text
         self.source = SourceText(text, path)
         self.root = root
+        self._parser = parser
 
     @cached_property
     def _parsed(self) -> ParseResult:
+        if self._parser is not None:
+            return self._parser.parse(self.text)
         return parse(self.text, self.root)
 
     @cached_property

@@ -17,6 +17,7 @@ from pygls.workspace import TextDocument
 
 from grammarkit import __version__
 from grammarkit.authoring.document import Edit, GrammarDocument
+from grammarkit.authoring.incremental import IncrementalParser
 from grammarkit.diagnostics import Diagnostic, Severity
 from grammarkit.ebnf.ast import Span
 
@@ -43,6 +44,7 @@ class GrammarLanguageServer(LanguageServer):
     def __init__(self) -> None:
         super().__init__("grammarkit", __version__)
         self._documents: dict[str, tuple[int | None, GrammarDocument]] = {}
+        self._parsers: dict[str, IncrementalParser] = {}
         self._pending: dict[str, asyncio.Task[None]] = {}
 
     def grammar(self, uri: str) -> tuple[TextDocument, GrammarDocument]:
@@ -51,8 +53,9 @@ class GrammarLanguageServer(LanguageServer):
         cached = self._documents.get(uri)
         if cached is None or cached[0] != text_document.version \
                 or cached[1].text != text_document.source:
+            parser = self._parsers.setdefault(uri, IncrementalParser())
             cached = (text_document.version,
-                      GrammarDocument(text_document.source, text_document.path))
+                      GrammarDocument(text_document.source, text_document.path, parser=parser))
             self._documents[uri] = cached
         return text_document, cached[1]
 
@@ -77,6 +80,7 @@ class GrammarLanguageServer(LanguageServer):
         if pending is not None:
             pending.cancel()
         self._documents.pop(uri, None)
+        self._parsers.pop(uri, None)
         self.text_document_publish_diagnostics(
             types.PublishDiagnosticsParams(uri=uri, diagnostics=[]))
 
