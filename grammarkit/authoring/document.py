@@ -15,7 +15,8 @@ from functools import cached_property
 from grammarkit.analysis.charset import CharSet
 from grammarkit.analysis.lint import lint_parsed
 from grammarkit.analysis.properties import GrammarProperties
-from grammarkit.authoring.incremental import IncrementalParser
+from grammarkit.authoring.incremental import Chunk, IncrementalParser
+from grammarkit.authoring.incremental_lint import IncrementalLinter
 from grammarkit.codepoints import MAX_CODEPOINT
 from grammarkit.diagnostics import Diagnostic
 from grammarkit.ebnf import ast
@@ -49,6 +50,20 @@ class Fix:
     edits: tuple[Edit, ...]
 
 
+class DocumentHistory:
+    """What one open document keeps from version to version: its incremental parser and linter.
+
+    Parameters
+    ----------
+    root
+        The root rule's name.
+    """
+
+    def __init__(self, root: str = "root"):
+        self.parser = IncrementalParser(root)
+        self.linter = IncrementalLinter(root)
+
+
 class GrammarDocument:
     """A grammar text and everything derived from it (each computed on first use).
 
@@ -60,25 +75,28 @@ class GrammarDocument:
         Its name in diagnostics.
     root
         The root rule's name.
-    parser
-        Parses the text reusing an earlier version's rules (an editor's document); by default
-        the text is parsed whole.
+    history
+        The parser and linter of earlier versions of this document (an editor's), whose work
+        on the rules an edit did not touch is reused; by default everything is computed anew.
     """
 
     def __init__(self, text: str, path: str = "<string>", root: str = "root",
-                 parser: IncrementalParser | None = None):
-        if parser is not None and parser.root != root:
-            raise ValueError(f"the parser's root is `{parser.root}`, not `{root}`")
+                 history: DocumentHistory | None = None):
+        if history is not None and history.parser.root != root:
+            raise ValueError(f"the history's root is `{history.parser.root}`, not `{root}`")
         self.text = text
         self.source = SourceText(text, path)
         self.root = root
-        self._parser = parser
+        self._history = history
+        self._chunks: list[Chunk] = []
 
     @cached_property
     def _parsed(self) -> ParseResult:
-        if self._parser is not None:
-            return self._parser.parse(self.text)
-        return parse(self.text, self.root)
+        if self._history is None:
+            return parse(self.text, self.root)
+        result = self._history.parser.parse(self.text)
+        self._chunks = self._history.parser.chunks
+        return result
 
     @cached_property
     def rules(self) -> tuple[ast.Rule, ...]:
@@ -88,7 +106,10 @@ class GrammarDocument:
     @cached_property
     def diagnostics(self) -> list[Diagnostic]:
         """Errors and lint warnings, as ``grammarkit lint`` reports them."""
-        return lint_parsed(self._parsed, self.source, root=self.root)
+        if self._history is None:
+            return lint_parsed(self._parsed, self.source, root=self.root)
+        parsed = self._parsed
+        return self._history.linter.lint(parsed, self.source, self._chunks)
 
     # -- names -------------------------------------------------------------------------------
     @cached_property

@@ -44,6 +44,17 @@ _UNDEFINED = re.compile(r"rule `(.*)` is not defined")
 
 
 @dataclass(frozen=True)
+class Chunk:
+    """A run of whole lines that the parser reads apart from the rest: one or more rules."""
+
+    start: int
+    """Where it starts in the text."""
+    text: str
+    rules: tuple[ast.Rule, ...]
+    """The rules that parse in it, with spans into the whole text."""
+
+
+@dataclass(frozen=True)
 class _Lexed:
     """What the splitting and the grammar-wide checks need from one chunk's tokens."""
 
@@ -93,12 +104,14 @@ class IncrementalParser:
         self._parsed: dict[_Key, tuple[int, _ChunkParse]] = {}
         self.reparsed = 0
         """How many chunks the last :meth:`parse` parsed (the others were reused)."""
+        self.chunks: list[Chunk] = []
+        """The chunks of the text last parsed, in order."""
 
     def parse(self, text: str) -> ParseResult:
         """What :func:`~grammarkit.ebnf.parser.parse` returns for ``text`` and the root."""
         self.reparsed = 0
         if "\0" in text:
-            return parse(text, self.root)
+            return self._whole(text)
         lexed: dict[str, _Lexed] = {}
         bounds = self._chunks(text, lexed)
         self._lexed = lexed
@@ -107,8 +120,13 @@ class IncrementalParser:
                 return self._parse_chunks(text, bounds)
             except _TooMany:
                 pass
-        self.reparsed = len(bounds)
-        return parse(text, self.root)
+        return self._whole(text)
+
+    def _whole(self, text: str) -> ParseResult:
+        result = parse(text, self.root)
+        self.reparsed = 1
+        self.chunks = [Chunk(0, text, result.ast.rules)]
+        return result
 
     def _parse_chunks(self, text: str, bounds: list[tuple[int, int]]) -> ParseResult:
         chunks = [text[start:end] for start, end in bounds]
@@ -137,6 +155,8 @@ class IncrementalParser:
             parsed[key] = (start, piece)
             pieces.append(piece)
         self._parsed = parsed
+        self.chunks = [Chunk(start, key[0], piece.rules) for (start, _), key, piece
+                       in zip(bounds, keys, pieces)]
         return self._assemble(text, bounds, infos, names, pieces)
 
     # -- chunks ------------------------------------------------------------------------------
@@ -237,6 +257,8 @@ class IncrementalParser:
                  *found[k])))
         self._parsed = parsed
         self.reparsed = len(bounds)
+        self.chunks = [Chunk(start, key[0], tuple(rules[k]))
+                       for k, (key, start) in enumerate(zip(keys, starts))]
         return result
 
     # -- the whole -----------------------------------------------------------------------------

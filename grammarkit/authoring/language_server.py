@@ -16,8 +16,7 @@ from pygls.lsp.server import LanguageServer
 from pygls.workspace import TextDocument
 
 from grammarkit import __version__
-from grammarkit.authoring.document import Edit, GrammarDocument
-from grammarkit.authoring.incremental import IncrementalParser
+from grammarkit.authoring.document import DocumentHistory, Edit, GrammarDocument
 from grammarkit.diagnostics import Diagnostic, Severity
 from grammarkit.ebnf.ast import Span
 
@@ -44,7 +43,7 @@ class GrammarLanguageServer(LanguageServer):
     def __init__(self) -> None:
         super().__init__("grammarkit", __version__)
         self._documents: dict[str, tuple[int | None, GrammarDocument]] = {}
-        self._parsers: dict[str, IncrementalParser] = {}
+        self._histories: dict[str, DocumentHistory] = {}
         self._pending: dict[str, asyncio.Task[None]] = {}
 
     def grammar(self, uri: str) -> tuple[TextDocument, GrammarDocument]:
@@ -53,9 +52,9 @@ class GrammarLanguageServer(LanguageServer):
         cached = self._documents.get(uri)
         if cached is None or cached[0] != text_document.version \
                 or cached[1].text != text_document.source:
-            parser = self._parsers.setdefault(uri, IncrementalParser())
+            history = self._histories.setdefault(uri, DocumentHistory())
             cached = (text_document.version,
-                      GrammarDocument(text_document.source, text_document.path, parser=parser))
+                      GrammarDocument(text_document.source, text_document.path, history=history))
             self._documents[uri] = cached
         return text_document, cached[1]
 
@@ -80,7 +79,7 @@ class GrammarLanguageServer(LanguageServer):
         if pending is not None:
             pending.cancel()
         self._documents.pop(uri, None)
-        self._parsers.pop(uri, None)
+        self._histories.pop(uri, None)
         self.text_document_publish_diagnostics(
             types.PublishDiagnosticsParams(uri=uri, diagnostics=[]))
 

@@ -7,6 +7,7 @@ from hypothesis import strategies as st
 
 from grammarkit.analysis.lint import lint_parsed
 from grammarkit.authoring.incremental import IncrementalParser
+from grammarkit.authoring.incremental_lint import IncrementalLinter
 from grammarkit.ebnf import ast
 from grammarkit.ebnf.parser import ParseResult, parse
 from grammarkit.source import SourceText
@@ -38,14 +39,21 @@ def _nodes(result: ParseResult) -> list[object]:
     return found
 
 
-def _assert_same(incremental: IncrementalParser, text: str) -> None:
+def _assert_same(incremental: IncrementalParser, text: str,
+                 linter: IncrementalLinter | None = None) -> None:
     got = incremental.parse(text)
     expected = parse(text, incremental.root)
     assert got.diagnostics == expected.diagnostics
     assert _nodes(got) == _nodes(expected)
+    assert [(c.start, c.text) for c in incremental.chunks] == sorted(
+        (c.start, c.text) for c in incremental.chunks)
+    assert "".join(c.text for c in incremental.chunks) == text
+    assert tuple(r for c in incremental.chunks for r in c.rules) == got.ast.rules
     source = SourceText(text)
-    assert lint_parsed(got, source, root=incremental.root) == lint_parsed(
-        expected, source, root=incremental.root)
+    linted = lint_parsed(expected, source, root=incremental.root)
+    assert lint_parsed(got, source, root=incremental.root) == linted
+    if linter is not None:
+        assert linter.lint(got, source, incremental.chunks) == linted
 
 
 @st.composite
@@ -70,19 +78,21 @@ def _edits(draw: st.DrawFn, start: str) -> list[str]:
 @given(st.data(), st.sampled_from(REAL), st.sampled_from([0, 1000]))
 def test_edits_of_real_grammars_parse_as_a_whole_parse(data: st.DataObject, start: str,
                                                          cold_chunks: int) -> None:
-    incremental = IncrementalParser(cold_chunks=cold_chunks)
-    _assert_same(incremental, start)
+    incremental, linter = (IncrementalParser(cold_chunks=cold_chunks),
+                           IncrementalLinter(cold_chunks=cold_chunks))
+    _assert_same(incremental, start, linter)
     for text in data.draw(_edits(start)):
-        _assert_same(incremental, text)
+        _assert_same(incremental, text, linter)
 
 
 @settings(max_examples=60)
 @given(st.lists(st.lists(st.sampled_from(FRAGMENTS), max_size=30).map("".join),
                 min_size=1, max_size=5), st.sampled_from([0, 1000]))
 def test_random_texts_parse_as_a_whole_parse(texts: list[str], cold_chunks: int) -> None:
-    incremental = IncrementalParser(cold_chunks=cold_chunks)
+    incremental, linter = (IncrementalParser(cold_chunks=cold_chunks),
+                           IncrementalLinter(cold_chunks=cold_chunks))
     for text in texts:
-        _assert_same(incremental, text)
+        _assert_same(incremental, text, linter)
 
 
 def test_an_edit_inside_one_rule_reparses_only_that_rule() -> None:
@@ -109,3 +119,17 @@ def test_too_many_diagnostics_in_one_rule_fall_back_to_a_whole_parse() -> None:
     incremental = IncrementalParser(cold_chunks=0)
     _assert_same(incremental, text)
     _assert_same(incremental, text + "c ::= b\n")
+
+
+def test_lint_findings_of_unchanged_rules_are_reused_and_moved() -> None:
+    rules = [f'r{k} ::= ("{k}" | "{k}") [a-cb] r{k + 1}?' for k in range(30)]  # GK207, GK208
+    text = "root ::= r0\n" + "\n".join(rules) + '\nr30 ::= "end"{20000}\n'  # GK210
+    incremental, linter = IncrementalParser(), IncrementalLinter()
+    _assert_same(incremental, text, linter)
+    assert linter.relinted == 32  # a new document: every chunk (found in one run)
+    edited = text.replace('r20 ::= ("20" | "20")', 'r20 ::= ("20" | "21")')
+    _assert_same(incremental, edited, linter)
+    assert linter.relinted == 1
+    _assert_same(incremental, "# a comment moves every rule\n" + edited, linter)
+    assert linter.relinted == 30  # the first chunk is new; the 29 with a GK207 (its message
+    # names a line) are linted again; r20 and r30 only move
