@@ -14,10 +14,12 @@ document version. Every edit comes in a pair whose second half restores the text
 
 It prints the wall time from sending the change to receiving the diagnostics (debounce included:
 ``DEBOUNCE_SECONDS``) per edit kind and overall (median, 90th percentile, worst), and the server's
-CPU time per edit (user + system, from ``/proc``, so a loaded machine does not inflate it); then
-the same document's whole parse and lint in process, and xgrammar's ``Grammar.from_ebnf`` of the
-same text as a reference for the size of the work. Each publication's diagnostics are checked
-against ``grammarkit lint`` of the same text.
+CPU time per edit (user + system, from ``/proc``: waiting for a loaded machine does not count);
+then the same versions' diagnostics computed in process, incrementally as the server does and
+whole (parse and lint from scratch), each right after the other so load affects both alike; the
+whole document's parse and lint, and xgrammar's ``Grammar.from_ebnf`` of the same text as a
+reference for the size of the work. Each publication's diagnostics are checked against
+``grammarkit lint`` of the same text.
 
 Run: ``python benchmarks/lsp_latency.py [--lines N] [--rounds N]``.
 """
@@ -37,6 +39,7 @@ from lsprotocol import types
 from pygls.lsp.client import LanguageClient
 
 from grammarkit.analysis.lint import lint
+from grammarkit.authoring.document import DocumentHistory, GrammarDocument
 from grammarkit.authoring.language_server import DEBOUNCE_SECONDS
 from grammarkit.ebnf.parser import parse
 
@@ -197,6 +200,24 @@ def check(results: list[tuple[str, float, float, int, str]]) -> None:
                                  f"{expected[text]}")
 
 
+def replay(text: str, results: list[tuple[str, float, float, int, str]]
+           ) -> dict[str, list[tuple[float, float]]]:
+    """Per edit kind, the CPU time of the same versions' diagnostics in process: incrementally
+    (as the server computes them) and whole, one right after the other (a fair comparison on
+    a loaded machine)."""
+    history = DocumentHistory()
+    assert GrammarDocument(text, history=history).diagnostics == []
+    times: dict[str, list[tuple[float, float]]] = defaultdict(list)
+    for kind, _, _, _, version in results:
+        start = time.process_time()
+        ours = GrammarDocument(version, history=history).diagnostics
+        middle = time.process_time()
+        whole = GrammarDocument(version).diagnostics
+        times[kind].append((middle - start, time.process_time() - middle))
+        assert [d.headline() for d in ours] == [d.headline() for d in whole]
+    return times
+
+
 def best(run: object, repeat: int = 3) -> float:
     times = []
     for _ in range(repeat):
@@ -227,12 +248,20 @@ def main() -> None:
     print(f"grammar: {args.lines} lines, {len(text) / 1000:.0f} kB; debounce "
           f"{DEBOUNCE_SECONDS * 1000:.0f} ms; {len(results)} edits; load average "
           f"{os.getloadavg()[0]:.1f} on {os.cpu_count()} cores")
-    print(f"{'edit':<12} edit -> diagnostics (wall){'':<20} server CPU per edit")
+    replayed = replay(text, results)
+    print(f"{'edit':<12} edit -> diagnostics (wall){'':<20} server CPU   in process: "
+          "incremental / whole (CPU, median)")
     for kind, measured in by_kind.items():
         cpu = statistics.mean(c for _, c in measured) * 1000
-        print(f"{kind:<12} {_summary([latency for latency, _ in measured])}   {cpu:4.0f} ms")
+        ours = statistics.median(i for i, _ in replayed[kind]) * 1000
+        whole = statistics.median(w for _, w in replayed[kind]) * 1000
+        print(f"{kind:<12} {_summary([latency for latency, _ in measured])}   {cpu:4.0f} ms"
+              f"      {ours:4.0f} / {whole:4.0f} ms")
     cpu = statistics.mean(c for _, _, c, _, _ in results) * 1000
-    print(f"{'all':<12} {_summary([latency for _, latency, _, _, _ in results])}   {cpu:4.0f} ms")
+    ours = statistics.median(i for kind in replayed for i, _ in replayed[kind]) * 1000
+    whole = statistics.median(w for kind in replayed for _, w in replayed[kind]) * 1000
+    print(f"{'all':<12} {_summary([latency for _, latency, _, _, _ in results])}   {cpu:4.0f} ms"
+          f"      {ours:4.0f} / {whole:4.0f} ms")
     parsed = best(lambda: parse(text))
     linted = best(lambda: lint(text))
     try:
