@@ -15,7 +15,7 @@ from functools import cached_property
 from grammarkit.analysis.charset import CharSet
 from grammarkit.analysis.lint import lint_parsed
 from grammarkit.analysis.properties import GrammarProperties
-from grammarkit.authoring.incremental import Chunk, IncrementalParser
+from grammarkit.authoring.incremental import IncrementalParse, IncrementalParser
 from grammarkit.authoring.incremental_lint import IncrementalLinter
 from grammarkit.codepoints import MAX_CODEPOINT
 from grammarkit.diagnostics import Diagnostic
@@ -88,15 +88,16 @@ class GrammarDocument:
         self.source = SourceText(text, path)
         self.root = root
         self._history = history
-        self._chunks: list[Chunk] = []
+
+    @cached_property
+    def _incremental(self) -> IncrementalParse | None:
+        return None if self._history is None else self._history.parser.update(self.text)
 
     @cached_property
     def _parsed(self) -> ParseResult:
-        if self._history is None:
+        if self._incremental is None:
             return parse(self.text, self.root)
-        result = self._history.parser.parse(self.text)
-        self._chunks = self._history.parser.chunks
-        return result
+        return self._incremental.result
 
     @cached_property
     def rules(self) -> tuple[ast.Rule, ...]:
@@ -106,10 +107,9 @@ class GrammarDocument:
     @cached_property
     def diagnostics(self) -> list[Diagnostic]:
         """Errors and lint warnings, as ``grammarkit lint`` reports them."""
-        if self._history is None:
+        if self._history is None or self._incremental is None:
             return lint_parsed(self._parsed, self.source, root=self.root)
-        parsed = self._parsed
-        return self._history.linter.lint(parsed, self.source, self._chunks)
+        return self._history.linter.lint(self._incremental, self.source)
 
     # -- names -------------------------------------------------------------------------------
     @cached_property

@@ -21,7 +21,9 @@ from __future__ import annotations
 
 import re
 from bisect import bisect_right
+from collections.abc import Callable
 from dataclasses import dataclass, replace
+from functools import cached_property
 
 from grammarkit.diagnostics import MAX_DIAGNOSTICS, Diagnostic, Severity, error
 from grammarkit.ebnf import ast
@@ -103,12 +105,14 @@ class IncrementalParser:
         self._lexed: dict[str, _Lexed] = {}
         self._parsed: dict[_Key, tuple[int, _ChunkParse]] = {}
         self.reparsed = 0
-        """How many chunks the last :meth:`parse` parsed (the others were reused)."""
-        self.chunks: list[Chunk] = []
-        """The chunks of the text last parsed, in order."""
+        """How many chunks the last :meth:`update` parsed (the others were reused)."""
 
     def parse(self, text: str) -> ParseResult:
         """What :func:`~grammarkit.ebnf.parser.parse` returns for ``text`` and the root."""
+        return self.update(text).result
+
+    def update(self, text: str) -> IncrementalParse:
+        """The parse of ``text``, the next version of the document."""
         self.reparsed = 0
         if "\0" in text:
             return self._whole(text)
@@ -122,13 +126,12 @@ class IncrementalParser:
                 pass
         return self._whole(text)
 
-    def _whole(self, text: str) -> ParseResult:
+    def _whole(self, text: str) -> IncrementalParse:
         result = parse(text, self.root)
         self.reparsed = 1
-        self.chunks = [Chunk(0, text, result.ast.rules)]
-        return result
+        return IncrementalParse.ready(result, [Chunk(0, text, result.ast.rules)])
 
-    def _parse_chunks(self, text: str, bounds: list[tuple[int, int]]) -> ParseResult:
+    def _parse_chunks(self, text: str, bounds: list[tuple[int, int]]) -> IncrementalParse:
         chunks = [text[start:end] for start, end in bounds]
         infos = [self._lexed[chunk] for chunk in chunks]
         names = dict.fromkeys(name for info in infos for name, _ in info.rule_names)
@@ -144,20 +147,23 @@ class IncrementalParser:
             if whole is not None:
                 return whole
         parsed: dict[_Key, tuple[int, _ChunkParse]] = {}
-        pieces = []
+        placed: list[tuple[_Key, int]] = []
         for key, (start, _) in zip(keys, bounds):
-            entry = parsed.get(key) or known.get(key)
-            if entry is None:
-                piece = self._parse_chunk(key, start)
-                self.reparsed += 1
-            else:
-                piece = _shifted(entry[1], start - entry[0])
-            parsed[key] = (start, piece)
-            pieces.append(piece)
+            if key not in parsed:
+                entry = known.get(key)
+                if entry is None:
+                    entry = (start, self._parse_chunk(key, start))
+                    self.reparsed += 1
+                parsed[key] = entry
+            placed.append((key, start))
         self._parsed = parsed
-        self.chunks = [Chunk(start, key[0], piece.rules) for (start, _), key, piece
-                       in zip(bounds, keys, pieces)]
-        return self._assemble(text, bounds, infos, names, pieces)
+        diagnostics = self._assemble(text, bounds, infos, names, [
+            [(phase, _shift_diagnostic(d, start - parsed[key][0]))
+             for phase, d in parsed[key][1].diagnostics] for key, start in placed])
+        macros = tuple(_shift_expr(macro, start - parsed[key][0], {}) for key, start in placed
+                       for macro in parsed[key][1].regex_macros)
+        return IncrementalParse(diagnostics, macros,  # type: ignore[arg-type]
+                                lambda: _place(placed, parsed, diagnostics))
 
     # -- chunks ------------------------------------------------------------------------------
     def _lex(self, chunk: str, lexed: dict[str, _Lexed]) -> _Lexed:
@@ -217,7 +223,7 @@ class IncrementalParser:
         return _shifted(piece, start - offset)
 
     def _split_whole(self, text: str, bounds: list[tuple[int, int]], infos: list[_Lexed],
-                     keys: list[_Key]) -> ParseResult | None:
+                     keys: list[_Key]) -> IncrementalParse | None:
         """Parse the whole text and keep each chunk's share (when most chunks are new)."""
         result = parse(text, self.root)
         if any(d.code == "GK100" for d in result.diagnostics):
@@ -257,16 +263,17 @@ class IncrementalParser:
                  *found[k])))
         self._parsed = parsed
         self.reparsed = len(bounds)
-        self.chunks = [Chunk(start, key[0], tuple(rules[k]))
-                       for k, (key, start) in enumerate(zip(keys, starts))]
-        return result
+        return IncrementalParse.ready(result, [Chunk(start, key[0], tuple(rules[k]))
+                                               for k, (key, start) in enumerate(zip(keys, starts))])
 
     # -- the whole -----------------------------------------------------------------------------
     def _assemble(self, text: str, bounds: list[tuple[int, int]], infos: list[_Lexed],
-                  names: dict[str, None], pieces: list[_ChunkParse]) -> ParseResult:
+                  names: dict[str, None], found: list[list[tuple[int, Diagnostic]]]
+                  ) -> list[Diagnostic]:
+        """The parser's diagnostics: each chunk's, the grammar-wide ones, in its order."""
         by_phase: list[list[Diagnostic]] = [[] for _ in range(6)]
-        for piece in pieces:
-            for phase, d in piece.diagnostics:
+        for phased in found:
+            for phase, d in phased:
                 by_phase[phase].append(d)
         seen: dict[str, ast.Span] = {}
         for info, (start, _) in zip(infos, bounds):
@@ -295,11 +302,64 @@ class IncrementalParser:
             shown.append(Diagnostic(
                 "GK100", Severity.NOTE, f"{len(ordered) - MAX_DIAGNOSTICS} more diagnostics not "
                 "shown", None, "fix the errors above first; later ones are often consequences"))
-        grammar = ast.GrammarAST(
-            tuple(rule for piece in pieces for rule in piece.rules),
-            tuple(comment for piece in pieces for comment in piece.comments))
-        macros = tuple(macro for piece in pieces for macro in piece.regex_macros)
-        return ParseResult(grammar, shown, macros)
+        return shown
+
+
+class IncrementalParse:
+    """One version's parse: its diagnostics at once, its rules when first asked for.
+
+    A version with errors is often only a step of typing; leaving its rules where they were
+    parsed until something asks for them (the lint rules, an editor's request) spares moving
+    them twice when the next edit puts them back.
+    """
+
+    def __init__(self, diagnostics: list[Diagnostic], regex_macros: tuple[ast.RegexMacro, ...],
+                 place: Callable[[], tuple[ParseResult, list[Chunk]]]):
+        self.diagnostics = diagnostics
+        """What :attr:`~grammarkit.ebnf.parser.ParseResult.diagnostics` holds."""
+        self.regex_macros = regex_macros
+        """Every ``Regex(...)`` call, at its place (to check the patterns)."""
+        self._place = place
+
+    @classmethod
+    def ready(cls, result: ParseResult, chunks: list[Chunk]) -> IncrementalParse:
+        """A parse computed whole."""
+        return cls(result.diagnostics, result.regex_macros, lambda: (result, chunks))
+
+    @cached_property
+    def _placed(self) -> tuple[ParseResult, list[Chunk]]:
+        return self._place()
+
+    @property
+    def result(self) -> ParseResult:
+        """Exactly what :func:`~grammarkit.ebnf.parser.parse` returns."""
+        return self._placed[0]
+
+    @property
+    def chunks(self) -> list[Chunk]:
+        """The chunks of the text, in order, with their rules in place."""
+        return self._placed[1]
+
+
+def _place(placed: list[tuple[_Key, int]], parsed: dict[_Key, tuple[int, _ChunkParse]],
+           diagnostics: list[Diagnostic]) -> tuple[ParseResult, list[Chunk]]:
+    """Move each chunk's parse to where the chunk stands, and put the grammar together.
+
+    Moved parses replace the kept ones in ``parsed`` (the next version starts from them).
+    """
+    pieces = []
+    for key, start in placed:
+        base, piece = parsed[key]
+        if base != start:
+            piece = _shifted(piece, start - base)
+            parsed[key] = (start, piece)
+        pieces.append(piece)
+    grammar = ast.GrammarAST(
+        tuple(rule for piece in pieces for rule in piece.rules),
+        tuple(comment for piece in pieces for comment in piece.comments))
+    macros = tuple(macro for piece in pieces for macro in piece.regex_macros)
+    chunks = [Chunk(start, key[0], piece.rules) for (key, start), piece in zip(placed, pieces)]
+    return ParseResult(grammar, diagnostics, macros), chunks
 
 
 _Key = tuple[str, str | None, frozenset[str]]

@@ -16,11 +16,10 @@ from dataclasses import replace
 
 from grammarkit.analysis.rules import RULES, LintContext
 from grammarkit.analysis.suppression import Suppressions
-from grammarkit.authoring.incremental import Chunk
+from grammarkit.authoring.incremental import Chunk, IncrementalParse
 from grammarkit.automata.regex_macro import check_regex_macros
 from grammarkit.diagnostics import Diagnostic
 from grammarkit.ebnf import ast
-from grammarkit.ebnf.parser import ParseResult
 from grammarkit.source import SourceText
 
 LOCAL_RULES = frozenset({"GK204", "GK207", "GK208", "GK210"})
@@ -49,16 +48,17 @@ class IncrementalLinter:
         self.relinted = 0
         """How many chunks the last :meth:`lint` ran the local rules on."""
 
-    def lint(self, result: ParseResult, source: SourceText, chunks: list[Chunk]
-             ) -> list[Diagnostic]:
-        """What :func:`~grammarkit.analysis.lint.lint_parsed` returns for ``result``.
+    def lint(self, parsed: IncrementalParse, source: SourceText) -> list[Diagnostic]:
+        """What :func:`~grammarkit.analysis.lint.lint_parsed` returns for ``parsed.result``.
 
-        ``chunks`` are the incremental parser's chunks of ``source``'s text, ``result`` its parse.
+        ``parsed`` is the incremental parser's parse of ``source``'s text. Its rules are
+        needed only when there is no error (the lint rules run only then).
         """
         self.relinted = 0
-        diagnostics = [*result.diagnostics, *check_regex_macros(result.regex_macros)]
+        diagnostics = [*parsed.diagnostics, *check_regex_macros(parsed.regex_macros)]
         if not any(d.is_error for d in diagnostics):
-            local = self._local_findings(source, chunks)
+            result = parsed.result
+            local = self._local_findings(source, parsed.chunks)
             context = LintContext(result.ast, self.root, source)
             found = [d for rule in RULES for d in (
                 local.get(rule.code, ()) if rule.code in LOCAL_RULES else rule.check(context))]

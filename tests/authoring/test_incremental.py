@@ -40,20 +40,27 @@ def _nodes(result: ParseResult) -> list[object]:
 
 
 def _assert_same(incremental: IncrementalParser, text: str,
-                 linter: IncrementalLinter | None = None) -> None:
-    got = incremental.parse(text)
+                 linter: IncrementalLinter | None = None, placed: bool = True) -> None:
+    """The incremental parse (and lint) of ``text`` is the whole one; ``placed=False`` asks
+    only for the diagnostics, as the server does for a version with errors."""
+    parsed = incremental.update(text)
     expected = parse(text, incremental.root)
+    assert parsed.diagnostics == expected.diagnostics  # before the rules are placed
+    if linter is not None:  # the linter places them only when there is no error
+        linted = lint_parsed(expected, SourceText(text), root=incremental.root)
+        assert linter.lint(parsed, SourceText(text)) == linted
+    if not placed:
+        return
+    got = parsed.result
     assert got.diagnostics == expected.diagnostics
     assert _nodes(got) == _nodes(expected)
-    assert [(c.start, c.text) for c in incremental.chunks] == sorted(
-        (c.start, c.text) for c in incremental.chunks)
-    assert "".join(c.text for c in incremental.chunks) == text
-    assert tuple(r for c in incremental.chunks for r in c.rules) == got.ast.rules
+    assert [c.start for c in parsed.chunks] == sorted(c.start for c in parsed.chunks)
+    assert "".join(c.text for c in parsed.chunks) == text
+    assert tuple(r for c in parsed.chunks for r in c.rules) == got.ast.rules
+    assert [r.span for c in parsed.chunks for r in c.rules] == [r.span for r in got.ast.rules]
     source = SourceText(text)
-    linted = lint_parsed(expected, source, root=incremental.root)
-    assert lint_parsed(got, source, root=incremental.root) == linted
-    if linter is not None:
-        assert linter.lint(got, source, incremental.chunks) == linted
+    assert lint_parsed(got, source, root=incremental.root) == lint_parsed(
+        expected, source, root=incremental.root)
 
 
 @st.composite
@@ -82,17 +89,18 @@ def test_edits_of_real_grammars_parse_as_a_whole_parse(data: st.DataObject, star
                            IncrementalLinter(cold_chunks=cold_chunks))
     _assert_same(incremental, start, linter)
     for text in data.draw(_edits(start)):
-        _assert_same(incremental, text, linter)
+        _assert_same(incremental, text, linter, placed=data.draw(st.booleans()))
 
 
 @settings(max_examples=60)
 @given(st.lists(st.lists(st.sampled_from(FRAGMENTS), max_size=30).map("".join),
-                min_size=1, max_size=5), st.sampled_from([0, 1000]))
-def test_random_texts_parse_as_a_whole_parse(texts: list[str], cold_chunks: int) -> None:
+                min_size=1, max_size=5), st.sampled_from([0, 1000]), st.booleans())
+def test_random_texts_parse_as_a_whole_parse(texts: list[str], cold_chunks: int,
+                                             placed: bool) -> None:
     incremental, linter = (IncrementalParser(cold_chunks=cold_chunks),
                            IncrementalLinter(cold_chunks=cold_chunks))
-    for text in texts:
-        _assert_same(incremental, text, linter)
+    for k, text in enumerate(texts):
+        _assert_same(incremental, text, linter, placed=placed or k == len(texts) - 1)
 
 
 def test_an_edit_inside_one_rule_reparses_only_that_rule() -> None:
