@@ -7,7 +7,8 @@ document version. Every edit comes in a pair whose second half restores the text
 * ``typo``/``fix``: a reference on a middle line becomes an undefined name (an error, so no lint
   warning runs) and back (the error clears: every lint rule runs again);
 * the same on the third line (``typo top``/``fix top``: every rule after it moves);
-* ``type``/``erase``: a character typed into a literal and erased (clean both times);
+* ``type``/``erase``: a character typed into a literal and erased (clean both times), and the
+  same on the third line (``type top``/``erase top``: every rule after it moves and is linted);
 * ``add rule``/``delete rule``: a new line with a rule nobody uses (a warning) and its removal;
 * ``rename``/``rename back``: the server's rename of a rule used on several lines, applied as
   the editor applies it.
@@ -170,6 +171,7 @@ async def measure(text: str, rounds: int) -> list[tuple[str, float, float, int, 
     reference = _line(text, middle).split("( ")[1].split(" ")[0]
     top_reference = _line(text, 2).split("( ")[1].split(" ")[0]
     literal = _line(text, middle).split('"')[1]
+    top_literal = _line(text, 2).split('"')[1]
     renamed = _line(text, middle + 1).split(" ")[0]
     for _ in range(rounds):
         await session.replace_word("typo", middle, f"( {reference} ", f"( {reference}_typo ")
@@ -178,6 +180,8 @@ async def measure(text: str, rounds: int) -> list[tuple[str, float, float, int, 
         await session.replace_word("fix top", 2, f"( {top_reference}x ", f"( {top_reference} ")
         await session.replace_word("type", middle, f'"{literal}"', f'"{literal}z"')
         await session.replace_word("erase", middle, f'"{literal}z"', f'"{literal}"')
+        await session.replace_word("type top", 2, f'"{top_literal}"', f'"{top_literal}z"')
+        await session.replace_word("erase top", 2, f'"{top_literal}z"', f'"{top_literal}"')
         at = _line_start(session.text, middle)
         await session.edit("add rule", [Change(at, at, 'extra ::= "x" ws ( r1 | "y" )\n')])
         await session.edit("delete rule", [Change(at, session.text.index("\n", at) + 1, "")])

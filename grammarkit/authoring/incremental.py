@@ -6,9 +6,10 @@ parser.parse`, in a small synthetic text that gives it what a rule needs from th
 grammar: after the chunk, the first line of the next rule (a syntax error at the end of a rule
 is reported at the next rule's name) and an empty definition of each rule it references that
 is defined elsewhere (so references resolve as in the whole text). The chunks' rules,
-comments and diagnostics are then shifted to where the chunk stands and put together as the
+comments and diagnostics are then moved to where the chunk stands and put together as the
 parser would: diagnostics in its reporting order, the grammar-wide ones (duplicated rules, a
-missing root) and the "did you mean" hints computed over the whole text.
+missing root) and the "did you mean" hints computed over the whole text. Rules are moved only
+when asked for (:class:`IncrementalParse`): a version with errors often lasts one keystroke.
 
 A chunk boundary counts only where scanning the whole text would be at the same place: the
 chunk before it ends with no token running into the boundary (a character class is the only
@@ -40,7 +41,7 @@ _RULE_START = re.compile(
 """The start of a line that starts a rule: its name (not a boolean), maybe attributes, ``::=``."""
 
 _LINE_BREAK_RULE_START = re.compile(r"(?:\r\n?|\n)(?=" + _RULE_START.pattern + ")")
-"""A line break (the lexer's: ``\r\n``, ``\r`` or ``\n``) before a line that starts a rule."""
+"""A line break (the lexer's: CR LF, CR or LF) before a line that starts a rule."""
 
 _UNDEFINED = re.compile(r"rule `(.*)` is not defined")
 
@@ -77,7 +78,7 @@ class _Lexed:
 
 @dataclass(frozen=True)
 class _ChunkParse:
-    """A chunk's share of the parse, at offsets from the chunk's start."""
+    """A chunk's share of the parse, with spans for the chunk at some start (kept beside it)."""
 
     rules: tuple[ast.Rule, ...]
     comments: tuple[ast.Comment, ...]
@@ -435,7 +436,7 @@ def _shift_span(span: ast.Span | None, delta: int) -> ast.Span | None:
 
 
 def _shift_diagnostic(d: Diagnostic, delta: int) -> Diagnostic:
-    return d if d.span is None else replace(d, span=_shift_span(d.span, delta))
+    return d if d.span is None or delta == 0 else replace(d, span=_shift_span(d.span, delta))
 
 
 def _shift_comment(comment: ast.Comment, delta: int) -> ast.Comment:
