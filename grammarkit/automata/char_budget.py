@@ -14,11 +14,12 @@ counts far below ``N`` are clamped for the decoder (:meth:`CharBudgetSubsets.cla
 middle of a long budgeted text is one state to it.
 
 The product needs the rule to be regular: the compiler flattens it, expanding every rule it
-references. xgrammar's enforcement is a runtime rule of its parser (its expired derivations are
-dropped while *any* other derivation is alive, and kept while none is), which equals
-``L'(v)`` when the budgeted occurrence is the only derivation of the input at the point where
-its budget runs out; :func:`unsupported_budget` names the rules where grammarkit cannot
-reproduce it (see ``docs/diagnostics.md``, GK116).
+references, and refuses (GK116) a budgeted rule that is recursive, uses another budgeted rule,
+is used by a ``lazy`` rule or matches vocabulary tokens. xgrammar's enforcement is a runtime
+rule of its whole parser (before a character, derivations that spent their budget are dropped
+while another one is alive or the input could end, and all kept otherwise), which equals
+``L'(v)`` when the budgeted occurrence is the only live derivation where its budget runs out;
+``docs/diagnostics.md`` (GK116) lists where they differ.
 """
 
 from __future__ import annotations
