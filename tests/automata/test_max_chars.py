@@ -64,6 +64,14 @@ def test_documented_budget_is_xgrammars(ebnf: str, accepted: list[str],
         assert grammar.explain(text) is not None
 
 
+def test_explanations_point_where_the_budget_ends_the_rule() -> None:
+    grammar = Grammar.from_ebnf('root ::= v ">"\nv[max_chars=2] ::= [a-z\u4f60]*')
+    explanation = grammar.explain("\u4f60\u4f60\u4f60>")
+    assert explanation is not None
+    assert (explanation.offset, explanation.column) == (6, 3)
+    assert explanation.expected == ('">"',) and explanation.found == '"\u4f60"'
+
+
 # -- random grammars: a budgeted rule in contexts where it is the only live derivation -------
 ATOMS = ['"a"', '"b"', '"ab"', '"\u00e9"', '"a\u4f60"', "[ab]", "[a\u00e9]", "w", '""']
 """Pieces of the budgeted rule's body: ``w ::= "b" [a\u00e9]?`` is a sub-rule."""
