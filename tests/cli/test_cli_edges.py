@@ -343,3 +343,27 @@ def test_gbnf_fed_as_ebnf_gets_a_hint(tmp_path: Path) -> None:
 def test_regex_flavors_are_explained_in_help() -> None:
     help_text = " ".join(run(["convert", "regex", "--help"]).stdout.split())
     assert "ASCII" in help_text and "newline" in help_text
+
+
+def test_every_command_module_is_registered_and_loaded_only_when_run() -> None:
+    # Commands are imported lazily (start-up cost): a module defining `command` that is
+    # missing from COMMANDS would silently vanish from the command line.
+    import importlib
+    import pkgutil
+
+    import click
+
+    from grammarkit import cli
+
+    modules = [info.name for info in pkgutil.iter_modules(cli.__path__)]
+    defining = sorted(name for name in modules
+                      if hasattr(importlib.import_module(f"grammarkit.cli.{name}"), "command"))
+    assert defining == sorted(cli.COMMANDS)
+    for name in cli.COMMANDS:
+        assert cli.main.get_command(click.Context(cli.main), name) is not None
+    loaded = subprocess.run(
+        [sys.executable, "-c", ("import sys; from grammarkit.cli import main; "
+                                "print(sorted(m for m in sys.modules "
+                                "if m.startswith('grammarkit.cli.')))")],
+        check=True, capture_output=True, text=True).stdout
+    assert loaded.strip() == "[]"
