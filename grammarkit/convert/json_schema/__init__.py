@@ -17,6 +17,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
+from grammarkit._gc import paused_gc
 from grammarkit.convert.errors import SchemaError
 from grammarkit.convert.json_schema.emitter import Emitter
 from grammarkit.convert.json_schema.layout import Layout
@@ -96,7 +97,8 @@ def convert_schema(
                           "with every vocabulary")
         reader = Reader(document, reporter, strict)
         emitter = Emitter(reader, reporter, layout, property_order)
-        grammar = emitter.emit((Ref(""),))
+        with paused_gc():  # millions of short-lived, acyclic nodes: collections only cost
+            grammar = emitter.emit((Ref(""),))
         diagnostics = reporter.finish()
     except SchemaError as exc:
         raise SchemaError(_located(exc.diagnostics, source), exc.pointer) from None
