@@ -50,6 +50,17 @@ LIKELY_MIN_SECONDS = 0.01
 """The least time the second state's mask may spend classifying likely contexts (else as long
 as the first mask took)."""
 
+SURVEY_STATES = 256
+"""Grammars reaching at most this many states by ordinary tokens have every state's mask
+computed when the second state is met (see :meth:`MaskEngine._survey`)."""
+
+SURVEY_SECONDS = 0.15
+"""The survey gives up after this much CPU time (the masks it computed are kept)."""
+
+SURVEY_FRONTIER = 64
+"""The survey gives up when this many states wait to be walked (the state count grows too
+fast to stay small)."""
+
 
 class MaskEngine:
     """Computes next-token masks (without stop tokens) for states of one grammar."""
@@ -80,16 +91,59 @@ class MaskEngine:
             return found
         self._computed += 1
         if self._computed == 2:
-            self._classify_likely(state)
+            if self._survey():
+                found = self._masks.get(key)
+                if found is not None:
+                    return found
+            else:
+                self._classify_likely(state)
         start = time.perf_counter()
         words = self._compute(state)
         if self._computed == 1:
             self._first_seconds = time.perf_counter() - start
+        self._keep(key, words)
+        return words
+
+    def _keep(self, key: StateKey, words: Words) -> None:
         words.setflags(write=False)
         self._masks[key] = words
         if len(self._masks) > MASK_CACHE_SIZE:
             self._masks.popitem(last=False)
-        return words
+
+    def _survey(self) -> bool:
+        """Compute the mask of every state ordinary tokens reach from the start, breadth
+        first, if there are at most :data:`SURVEY_STATES` of them; whether all were reached
+        (within :data:`SURVEY_SECONDS`).
+
+        Each state walks one token per partition group from its real parse state (exact, no
+        classes needed); the states the accepted tokens end in are the next ones. Small
+        grammars (an enum-and-boolean schema: 174 states, about 0.1 s) then never stop for a
+        mask again, as after xgrammar's compilation; larger ones stop at the first bound, keeping
+        the masks of the states nearest the start.
+        """
+        automaton, partition = self.automaton, self.partition
+        deadline = time.process_time() + SURVEY_SECONDS
+        order = [automaton.number(self.core.initial())]
+        seen = set(order)
+        for walked, number in enumerate(order):
+            if (len(seen) > SURVEY_STATES or len(seen) - walked > SURVEY_FRONTIER
+                    or time.process_time() > deadline):
+                return False
+            first = automaton.first_bytes(number)
+            walk = automaton.walk_representatives(
+                number, partition.representative[partition.groups_starting_with(first)])
+            key = automaton.key_of(number)
+            if key not in self._masks:
+                words = np.zeros_like(self.index.ordinary_words)
+                accepted = partition.member_ranks(partition.group_of[walk.accepted])
+                set_bits(words, self.index.ids[accepted])
+                self._add_token_edges(words, automaton.state(number))
+                self._keep(key, words)
+            for successor in np.unique(walk.arrived).tolist():
+                if successor not in seen:
+                    seen.add(successor)
+                    order.append(successor)
+        return True
 
     def _classify_likely(self, state: ParseState) -> None:
         """Classify the contexts a random walk from the start or from ``state`` most likely
@@ -114,6 +168,11 @@ class MaskEngine:
         if len(classes.uncertain):
             walk = self.automaton.walk(self.automaton.number(state), classes.uncertain)
             set_bits(words, self.index.ids[walk.accepted])
+        self._add_token_edges(words, state)
+        return words
+
+    def _add_token_edges(self, words: Words, state: ParseState) -> None:
+        """Allow the ids of the ``Token``/``ExcludeToken`` edges of ``state``'s groups."""
         for _, config in state.groups:
             for edge, _ in self.core.token_edges(config):
                 if edge.exclude:
@@ -122,7 +181,6 @@ class MaskEngine:
                     np.bitwise_or(words, others, out=words)
                 else:
                     set_bits(words, self._in_range(edge.ids))
-        return words
 
     def _in_range(self, ids: tuple[int, ...]) -> npt.NDArray[np.int64]:
         array = np.array(ids, dtype=np.int64)
