@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import time
 from collections import OrderedDict
+from collections.abc import Callable
 
 import numpy as np
 import numpy.typing as npt
@@ -32,7 +33,7 @@ from grammarkit.automata.compiled import CompiledGrammar
 from grammarkit.decode.bitmask import Words, clear_bits, set_bits
 from grammarkit.decode.earley_core import EarleyCore, Frame, ParseState
 from grammarkit.decode.state_automaton import StateAutomaton, StateKey
-from grammarkit.decode.token_classes import TokenClassifier, classified_groups, union_of
+from grammarkit.decode.token_classes import Context, TokenClassifier, classified_groups, union_of
 from grammarkit.decode.token_index import TokenIndex
 from grammarkit.decode.token_partition import TokenPartition, token_partition
 
@@ -62,6 +63,10 @@ SURVEY_FRONTIER = 64
 fast to stay small)."""
 
 
+Route = tuple[StateKey | None, bytes]
+"""A state's parent (by key; ``None``: the start state) and the bytes leading from it."""
+
+
 class MaskEngine:
     """Computes next-token masks (without stop tokens) for states of one grammar."""
 
@@ -75,6 +80,35 @@ class MaskEngine:
         self._masks: OrderedDict[StateKey, Words] = OrderedDict()
         self._computed = 0
         self._first_seconds = 0.0
+        self.routes: dict[StateKey, Route] = {}
+        """How states whose masks were computed are reached: from the state keyed by the
+        first item (``None``: the start) by the bytes of the second (what the disk cache
+        stores, see :mod:`grammarkit.decode.engine_cache`)."""
+        self.context_states: dict[Context, tuple[StateKey, int]] = {}
+        """Per classified context, a routed state holding it and its index among the state's
+        :func:`classified_groups`."""
+        self.surveyed = False
+        """Whether every state's mask was computed (:meth:`_survey`)."""
+        self._pending: Callable[[], None] | None = None
+
+    @property
+    def revision(self) -> int:
+        """Grows whenever a mask or a context's classes are computed."""
+        return self._computed + self.classifier.num_classified
+
+    def defer(self, restore: Callable[[], None]) -> None:
+        """Run ``restore`` (adding stored tables) just before the first mask that is not
+        cached; it may raise to say the stored tables are unusable (nothing was added)."""
+        self._pending = restore
+
+    def add_mask(self, key: StateKey, words: Words, route: Route) -> None:
+        """Record the mask of the state keyed ``key`` computed elsewhere (a cache file)."""
+        self._keep(key, words)
+        self.routes[key] = route
+
+    def masks(self) -> list[tuple[StateKey, Words]]:
+        """The cached masks, least recently used first."""
+        return list(self._masks.items())
 
     @property
     def nbytes(self) -> int:
@@ -83,14 +117,27 @@ class MaskEngine:
         return self.classifier.nbytes + self.automaton.nbytes + self.partition.nbytes + masks
 
     # -- masks -----------------------------------------------------------------------------------
-    def mask(self, state: ParseState, key: StateKey) -> Words:
-        """Bitmask words of the tokens allowed after ``state`` (read-only; stop tokens unset)."""
+    def mask(self, state: ParseState, key: StateKey,
+             route: Callable[[], Route | None] | None = None) -> Words:
+        """Bitmask words of the tokens allowed after ``state`` (read-only; stop tokens unset).
+
+        ``route`` tells, when the mask is computed, how ``state`` is reached (recorded if its
+        first state's route is).
+        """
         found = self._masks.get(key)
+        if found is None and self._pending is not None:
+            pending, self._pending = self._pending, None
+            pending()
+            found = self._masks.get(key)
         if found is not None:
             self._masks.move_to_end(key)
             return found
         self._computed += 1
-        if self._computed == 2:
+        if route is not None:
+            way = route()
+            if way is not None and (way[0] is None or way[0] in self.routes):
+                self.routes[key] = way
+        if self._computed == 2 and not self.surveyed:
             if self._survey():
                 found = self._masks.get(key)
                 if found is not None:
@@ -98,7 +145,7 @@ class MaskEngine:
             else:
                 self._classify_likely(state)
         start = time.perf_counter()
-        words = self._compute(state)
+        words = self._compute(state, key)
         if self._computed == 1:
             self._first_seconds = time.perf_counter() - start
         self._keep(key, words)
@@ -121,9 +168,10 @@ class MaskEngine:
         mask again, as after xgrammar's compilation; larger ones stop at the first bound, keeping
         the masks of the states nearest the start.
         """
-        automaton, partition = self.automaton, self.partition
+        automaton, partition, tokens = self.automaton, self.partition, self.index.tokens
         deadline = time.process_time() + SURVEY_SECONDS
         order = [automaton.number(self.core.initial())]
+        self.routes.setdefault(automaton.key_of(order[0]), (None, b""))
         seen = set(order)
         for walked, number in enumerate(order):
             if (len(seen) > SURVEY_STATES or len(seen) - walked > SURVEY_FRONTIER
@@ -139,10 +187,14 @@ class MaskEngine:
                 set_bits(words, self.index.ids[accepted])
                 self._add_token_edges(words, automaton.state(number))
                 self._keep(key, words)
-            for successor in np.unique(walk.arrived).tolist():
+            arrived, first_of = np.unique(walk.arrived, return_index=True)
+            for successor, at in zip(arrived.tolist(), first_of.tolist(), strict=True):
                 if successor not in seen:
                     seen.add(successor)
                     order.append(successor)
+                    self.routes.setdefault(automaton.key_of(successor),
+                                           (key, tokens[int(walk.accepted[at])]))
+        self.surveyed = True
         return True
 
     def _classify_likely(self, state: ParseState) -> None:
@@ -160,10 +212,13 @@ class MaskEngine:
         deadline = time.perf_counter() + max(self._first_seconds, LIKELY_MIN_SECONDS)
         classifier.classify_likely(start, LIKELY_CONTEXTS, LIKELY_PROBABILITY, deadline)
 
-    def _compute(self, state: ParseState) -> Words:
+    def _compute(self, state: ParseState, key: StateKey) -> Words:
         classifier = self.classifier
-        classes = union_of([classifier.classes(classifier.context(frame, config))
-                            for frame, config in classified_groups(state)], self.index)
+        contexts = [classifier.context(frame, config) for frame, config in classified_groups(state)]
+        if key in self.routes:
+            for at, context in enumerate(contexts):
+                self.context_states.setdefault(context, (key, at))
+        classes = union_of([classifier.classes(context) for context in contexts], self.index)
         words = classes.accepted.copy()
         if len(classes.uncertain):
             walk = self.automaton.walk(self.automaton.number(state), classes.uncertain)
