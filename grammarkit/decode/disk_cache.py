@@ -83,6 +83,9 @@ class StoredArrays:
         self._archive.close()
         self._file.close()
 
+    def __del__(self) -> None:
+        self.close()
+
 
 class CacheWarning(UserWarning):
     """A cache file could not be read or written; the result is computed instead."""

@@ -44,6 +44,11 @@ from grammarkit.decode.token_partition import clear_partitions
 from grammarkit.grammar import Grammar
 from grammarkit.vocab import Vocabulary
 
+START_FROM_DISK_TOKENS = 256
+"""A new engine reads its start state's mask from the disk cache only when more tokens than
+this start with a byte the start state takes; below, computing it costs about what opening
+the file does (0.5 ms, measured), so the file is read at the engine's second state."""
+
 STORED_MASKS = 1024
 """Masks stored per grammar at most (the most recently used; 31 MB for 248k tokens)."""
 
@@ -145,8 +150,9 @@ def _evict() -> None:
 
 def _build(compiled: CompiledGrammar, index: TokenIndex, key: tuple[str, str]) -> _Entry:
     directory = os.environ.get(CACHE_DIR_VARIABLE)
+    engine = MaskEngine(compiled, index)
     if not directory:
-        return _Entry(MaskEngine(compiled, index), None, "", 0)
+        return _Entry(engine, None, "", 0)
     global _SAVE_REGISTERED
     if not _SAVE_REGISTERED:
         atexit.register(save)
@@ -155,16 +161,20 @@ def _build(compiled: CompiledGrammar, index: TokenIndex, key: tuple[str, str]) -
 
     disk = DiskCache(directory)
     disk_key = f"mask-tables/{FORMAT_VERSION}/{__version__}/{key[0]}/{key[1]}"
+    if engine.start_tokens() <= START_FROM_DISK_TOKENS:  # computing the first mask is cheaper
+        engine.defer(lambda: _restore_later(engine, index, disk.load(disk_key)))
+        return _Entry(engine, disk, disk_key, 0)
     stored = disk.load(disk_key)
     if stored is not None:
         try:
-            engine = _restored(compiled, index, stored)
+            _restore_start(engine, index, stored)
         except (ValueError, KeyError, IndexError) as exc:
             stored.close()
             _ignore(stored, exc)
         else:
+            engine.defer(lambda: _restore_later(engine, index, stored))
             return _Entry(engine, disk, disk_key, engine.revision)
-    return _Entry(MaskEngine(compiled, index), disk, disk_key, 0)
+    return _Entry(engine, disk, disk_key, 0)
 
 
 def _ignore(stored: StoredArrays, exc: Exception) -> None:
@@ -173,7 +183,7 @@ def _ignore(stored: StoredArrays, exc: Exception) -> None:
 
 def _tables_of(engine: MaskEngine) -> Arrays:
     """The engine's token partition, routed masks and classes as arrays (see
-    :func:`_restored`).
+    :func:`_restore_start`, :func:`_restore_later`).
 
     States are stored by their routes (:attr:`MaskEngine.routes`: a parent state and the bytes
     from it), so another process finds them by replaying bytes from the start state, whatever
@@ -274,18 +284,14 @@ def _words(stored: StoredArrays, name: str, count: int | None, index: TokenIndex
     return rows
 
 
-def _restored(compiled: CompiledGrammar, index: TokenIndex, stored: StoredArrays) -> MaskEngine:
-    """An engine starting from stored tables: the start state's mask now; the token partition,
-    the other masks and the classes (replayed by their routes) before its first mask that is not
-    cached (:meth:`MaskEngine.defer`); every array checked against the grammar and vocabulary.
+def _restore_start(engine: MaskEngine, index: TokenIndex, stored: StoredArrays) -> None:
+    """Add the stored mask of the start state to ``engine``.
 
     Raises
     ------
     ValueError
-        If the start state's mask is inconsistent (later arrays: a warning, and the engine
-        computes their tables instead).
+        If it is inconsistent with the vocabulary.
     """
-    engine = MaskEngine(compiled, index)
     start = _words(stored, "start_mask", None, index)
     if len(start) > 1:
         raise ValueError("bad start_mask rows")
@@ -293,20 +299,22 @@ def _restored(compiled: CompiledGrammar, index: TokenIndex, stored: StoredArrays
         engine.add_mask(engine.state_key(engine.core.initial(), {}), start[0].copy(),
                         (None, b""))
 
-    def restore() -> None:
-        try:
-            groups = _partition(engine, index, stored)
-            _restore_routed(engine, index, stored)
-        except (ValueError, KeyError, IndexError) as exc:
-            _ignore(stored, exc)
-        else:
-            if groups is not None:
-                engine.partition.adopt(groups)
-        finally:
-            stored.close()
 
-    engine.defer(restore)
-    return engine
+def _restore_later(engine: MaskEngine, index: TokenIndex, stored: StoredArrays | None) -> None:
+    """Add the token partition, masks and classes of ``stored`` to ``engine`` (all or, with a
+    warning, none)."""
+    if stored is None:
+        return
+    try:
+        groups = _partition(engine, index, stored)
+        _restore_routed(engine, index, stored)
+    except (ValueError, KeyError, IndexError) as exc:
+        _ignore(stored, exc)
+    else:
+        if groups is not None:
+            engine.partition.adopt(groups)
+    finally:
+        stored.close()
 
 
 def _partition(engine: MaskEngine, index: TokenIndex, stored: StoredArrays

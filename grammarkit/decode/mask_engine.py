@@ -98,8 +98,15 @@ class MaskEngine:
 
     def defer(self, restore: Callable[[], None]) -> None:
         """Run ``restore`` (adding stored tables) just before the first mask that is not
-        cached; it may raise to say the stored tables are unusable (nothing was added)."""
+        cached, the start state's excepted."""
         self._pending = restore
+
+    def start_tokens(self) -> int:
+        """How many tokens start with a byte the start state can take (what its mask walks,
+        at most)."""
+        automaton = self.automaton
+        return automaton.tokens_starting_with(
+            automaton.first_bytes(automaton.number(self.core.initial())))
 
     def add_mask(self, key: StateKey, words: Words, route: Route) -> None:
         """Record the mask of the state keyed ``key`` computed elsewhere (a cache file)."""
@@ -125,7 +132,7 @@ class MaskEngine:
         first state's route is).
         """
         found = self._masks.get(key)
-        if found is None and self._pending is not None:
+        if found is None and self._pending is not None and self._masks:
             pending, self._pending = self._pending, None
             pending()
             found = self._masks.get(key)
