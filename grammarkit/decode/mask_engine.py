@@ -51,6 +51,9 @@ LIKELY_MIN_SECONDS = 0.01
 """The least time the second state's mask may spend classifying likely contexts (else as long
 as the first mask took)."""
 
+MAX_ROUTES = 4 * MASK_CACHE_SIZE
+"""Routes kept at most (new states beyond them are not stored on disk)."""
+
 SURVEY_STATES = 256
 """Grammars reaching at most this many states by ordinary tokens have every state's mask
 computed when the second state is met (see :meth:`MaskEngine._survey`)."""
@@ -93,8 +96,8 @@ class MaskEngine:
 
     @property
     def revision(self) -> int:
-        """Grows whenever a mask or a context's classes are computed."""
-        return self._computed + self.classifier.num_classified
+        """Grows whenever a mask or a context's classes are computed (not read from elsewhere)."""
+        return self._computed + self.classifier.num_computed
 
     def defer(self, restore: Callable[[], None]) -> None:
         """Run ``restore`` (adding stored tables) just before the first mask that is not
@@ -142,7 +145,8 @@ class MaskEngine:
         self._computed += 1
         if route is not None:
             way = route()
-            if way is not None and (way[0] is None or way[0] in self.routes):
+            if (way is not None and len(self.routes) < MAX_ROUTES
+                    and (way[0] is None or way[0] in self.routes)):
                 self.routes[key] = way
         if self._computed == 2 and not self.surveyed:
             if self._survey():

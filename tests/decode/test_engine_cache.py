@@ -129,6 +129,7 @@ def test_disk_cache_round_trip(vocab: Vocabulary, cache_dir: Path) -> None:
         assert _walk(restored) == expected
     engine = restored._engine
     assert engine._computed == 0  # every mask of the same walk read back, by its route
+    assert engine_cache.save() == 0  # nothing new to store
     assert 0 < engine.classifier.num_classified <= classified  # those of routed states
     assert engine.partition.is_grouped
     assert np.array_equal(engine.partition.group_of, groups)
