@@ -58,8 +58,9 @@ SURVEY_STATES = 256
 """Grammars reaching at most this many states by ordinary tokens have every state's mask
 computed when the second state is met (see :meth:`MaskEngine._survey`)."""
 
-SURVEY_SECONDS = 0.15
-"""The survey gives up after this much CPU time (the masks it computed are kept)."""
+SURVEY_SECONDS = 0.25
+"""The survey gives up after this much CPU time, the token partition's grouping aside (the
+masks it computed are kept)."""
 
 SURVEY_FRONTIER = 64
 """The survey gives up when this many states wait to be walked (the state count grows too
@@ -175,11 +176,12 @@ class MaskEngine:
 
         Each state walks one token per partition group from its real parse state (exact, no
         classes needed); the states the accepted tokens end in are the next ones. Small
-        grammars (an enum-and-boolean schema: 174 states, about 0.1 s) then never stop for a
+        grammars (an enum-and-boolean schema: 174 states, 60–90 ms) then never stop for a
         mask again, as after xgrammar's compilation; larger ones stop at the first bound, keeping
         the masks of the states nearest the start.
         """
         automaton, partition, tokens = self.automaton, self.partition, self.index.tokens
+        representative = partition.representative  # grouped first (classifications need it)
         deadline = time.process_time() + SURVEY_SECONDS
         order = [automaton.number(self.core.initial())]
         self.routes.setdefault(automaton.key_of(order[0]), (None, b""))
@@ -190,7 +192,7 @@ class MaskEngine:
                 return False
             first = automaton.first_bytes(number)
             walk = automaton.walk_representatives(
-                number, partition.representative[partition.groups_starting_with(first)])
+                number, representative[partition.groups_starting_with(first)])
             key = automaton.key_of(number)
             if key not in self._masks:
                 words = np.zeros_like(self.index.ordinary_words)
