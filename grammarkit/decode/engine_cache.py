@@ -162,7 +162,7 @@ def _build(compiled: CompiledGrammar, index: TokenIndex, key: tuple[str, str]) -
     disk = DiskCache(directory)
     disk_key = f"mask-tables/{FORMAT_VERSION}/{__version__}/{key[0]}/{key[1]}"
     if engine.start_tokens() <= START_FROM_DISK_TOKENS:  # computing the first mask is cheaper
-        engine.defer(lambda: _restore_later(engine, index, disk.load(disk_key)))
+        engine.defer(lambda restored: _restore_later(restored, index, disk.load(disk_key)))
         return _Entry(engine, disk, disk_key, 0)
     stored = disk.load(disk_key)
     if stored is not None:
@@ -172,7 +172,7 @@ def _build(compiled: CompiledGrammar, index: TokenIndex, key: tuple[str, str]) -
             stored.close()
             _ignore(stored, exc)
         else:
-            engine.defer(lambda: _restore_later(engine, index, stored))
+            engine.defer(lambda restored: _restore_later(restored, index, stored))
             return _Entry(engine, disk, disk_key, engine.revision)
     return _Entry(engine, disk, disk_key, 0)
 

@@ -93,16 +93,17 @@ class MaskEngine:
         :func:`classified_groups`."""
         self.surveyed = False
         """Whether every state's mask was computed (:meth:`_survey`)."""
-        self._pending: Callable[[], None] | None = None
+        self._pending: Callable[[MaskEngine], None] | None = None
 
     @property
     def revision(self) -> int:
         """Grows whenever a mask or a context's classes are computed (not read from elsewhere)."""
         return self._computed + self.classifier.num_computed
 
-    def defer(self, restore: Callable[[], None]) -> None:
-        """Run ``restore`` (adding stored tables) just before the first mask that is not
-        cached, the start state's excepted."""
+    def defer(self, restore: Callable[[MaskEngine], None]) -> None:
+        """Run ``restore(self)`` (adding stored tables) just before the first mask that is not
+        cached, the start state's excepted (taking the engine as an argument, it need not
+        refer to it: no reference cycle keeps a dropped engine alive)."""
         self._pending = restore
 
     def start_tokens(self) -> int:
@@ -138,7 +139,7 @@ class MaskEngine:
         found = self._masks.get(key)
         if found is None and self._pending is not None and self._masks:
             pending, self._pending = self._pending, None
-            pending()
+            pending(self)
             found = self._masks.get(key)
         if found is not None:
             self._masks.move_to_end(key)
