@@ -44,10 +44,10 @@ from grammarkit.decode.token_partition import clear_partitions
 from grammarkit.grammar import Grammar
 from grammarkit.vocab import Vocabulary
 
-START_FROM_DISK_TOKENS = 256
-"""A new engine reads its start state's mask from the disk cache only when more tokens than
-this start with a byte the start state takes; below, computing it costs about what opening
-the file does (0.5 ms, measured), so the file is read at the engine's second state."""
+START_FROM_DISK_SECONDS = 0.002
+"""An engine whose first mask took longer than this to compute stores it in a file of its
+own, which a new engine reads at once; its other tables are read at its second state. (Below,
+computing the first mask costs about what opening a file does, 0.5–1 ms measured.)"""
 
 STORED_MASKS = 1024
 """Masks stored per grammar at most (the most recently used; 31 MB for 248k tokens)."""
@@ -133,7 +133,12 @@ def save() -> int:
         revision = entry.engine.revision
         if entry.disk is None or revision <= entry.stored:
             continue
-        if entry.disk.store(entry.disk_key, _tables_of(entry.engine)):
+        engine = entry.engine
+        if engine.first_seconds > START_FROM_DISK_SECONDS:
+            start = _start_mask(engine)
+            if start is not None:
+                entry.disk.store(_start_key(entry.disk_key), {"start_mask": start})
+        if entry.disk.store(entry.disk_key, _tables_of(engine)):
             entry.stored = revision
             written += 1
     return written
@@ -161,20 +166,20 @@ def _build(compiled: CompiledGrammar, index: TokenIndex, key: tuple[str, str]) -
 
     disk = DiskCache(directory)
     disk_key = f"mask-tables/{FORMAT_VERSION}/{__version__}/{key[0]}/{key[1]}"
-    if engine.start_tokens() <= START_FROM_DISK_TOKENS:  # computing the first mask is cheaper
-        engine.defer(lambda restored: _restore_later(restored, index, disk.load(disk_key)))
-        return _Entry(engine, disk, disk_key, 0)
-    stored = disk.load(disk_key)
-    if stored is not None:
+    start = disk.load(_start_key(disk_key))  # stored only where computing it took long
+    if start is not None:
         try:
-            _restore_start(engine, index, stored)
+            _restore_start(engine, index, start)
         except (ValueError, KeyError, IndexError) as exc:
-            stored.close()
-            _ignore(stored, exc)
-        else:
-            engine.defer(lambda restored: _restore_later(restored, index, stored))
-            return _Entry(engine, disk, disk_key, engine.revision)
+            _ignore(start, exc)
+        finally:
+            start.close()
+    engine.defer(lambda restored: _restore_later(restored, index, disk.load(disk_key)))
     return _Entry(engine, disk, disk_key, 0)
+
+
+def _start_key(disk_key: str) -> str:
+    return f"{disk_key}/start"
 
 
 def _ignore(stored: StoredArrays, exc: Exception) -> None:
@@ -239,14 +244,18 @@ def _tables_of(engine: MaskEngine) -> Arrays:
         **_ragged("route_bytes", [list(data) for data in steps]),
         "mask_node": np.array(mask_nodes, dtype=np.int32),
         "masks": stacked(mask_rows),
-        "start_mask": stacked([w for n, w in zip(mask_nodes, mask_rows, strict=True)
-                               if parents[n] == -1 and not steps[n]]),
         "class_node": np.array(class_nodes, dtype=np.int32),
         "class_group": np.array(class_groups, dtype=np.int32),
         "accepted": stacked([c.accepted for c in classes]),
         **_ragged("uncertain", [c.uncertain.tolist() for c in classes]),
         "surveyed": np.array([engine.surveyed], dtype=np.uint8),
     }
+
+
+def _start_mask(engine: MaskEngine) -> Words | None:
+    """The start state's mask as a one-row array, if cached."""
+    found = engine.cached_mask(engine.state_key(engine.core.initial(), {}))
+    return None if found is None else found[None, :]
 
 
 def _ragged(name: str, rows: list[list[int]]) -> Arrays:

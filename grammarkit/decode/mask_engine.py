@@ -106,12 +106,14 @@ class MaskEngine:
         refer to it: no reference cycle keeps a dropped engine alive)."""
         self._pending = restore
 
-    def start_tokens(self) -> int:
-        """How many tokens start with a byte the start state can take (what its mask walks,
-        at most)."""
-        automaton = self.automaton
-        return automaton.tokens_starting_with(
-            automaton.first_bytes(automaton.number(self.core.initial())))
+    @property
+    def first_seconds(self) -> float:
+        """How long computing the first mask took (0 if it was read from elsewhere)."""
+        return self._first_seconds
+
+    def cached_mask(self, key: StateKey) -> Words | None:
+        """The cached mask of the state keyed ``key``, if any."""
+        return self._masks.get(key)
 
     def add_mask(self, key: StateKey, words: Words, route: Route) -> None:
         """Record the mask of the state keyed ``key`` computed elsewhere (a cache file)."""
