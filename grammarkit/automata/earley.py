@@ -21,11 +21,17 @@ Configurations (``_Tables``, shared by every recognizer of one compiled grammar)
     ``-1`` for none) are built on first use, so recognition walks a lazily built automaton of
     configurations. Whole-input scans keep these tables bounded (see ``Recognizer._scan``).
 
-Three shapes skip work: runs of bytes that lead inert configurations (no calls, no completions)
-back to themselves are consumed by one regular expression (string bodies, multi-byte
-characters included); so are runs that keep a calling configuration while killing its
-predictions (whitespace before a value); and a group's completions are memoized on its frame
-(the digits of a number).
+Whole inputs (``matches``, ``explain``) are scanned by :class:`_ShapeScan`: the top of the
+stack (the groups' frames and their parents) is known there only by configurations, and what a
+byte does to such a *shape* is computed once and remembered, whatever the grammar and however
+deep the document; frames are built only where they leave the shape's top. Inputs that meet new
+shapes all the time (a long literal, an ambiguous grammar) go back to the per-group engine
+(``Recognizer._run``, which ``advance`` always uses). There, three shapes skip work: runs of
+bytes that lead inert configurations (no calls, no completions) back to themselves are consumed
+by one regular expression (string bodies, multi-byte characters included; the shape scan uses
+these too); so are runs that keep a calling configuration while killing its predictions
+(whitespace before a value); and a group's completions are memoized on its frame (the digits of
+a number).
 
 Semantics are xgrammar 0.2.8's ``accept_string`` followed by ``is_terminated``: the whole input
 must be derived from the root; ``Token``/``ExcludeToken`` edges match no bytes.
@@ -543,7 +549,7 @@ class _ShapeScan:
             self.__init__(self.tables)  # type: ignore[misc]
         state = self._intern(tuple((config, _UNREAD, ()) for config in groups.values()))
         objects: list[Frame | int] = list(groups)
-        get = self.steps.get
+        get, read = self.steps.get, self.reads.get
         sizes, skips = self.sizes, self.skips
         misses = self.misses
         index, stop = 0, len(data)
@@ -564,9 +570,24 @@ class _ShapeScan:
                     index -= 1
                     if mapping == _NO_MATCH:
                         return position + index, self._groups(state, objects), _FAILED
+                    frame = objects[mapping]
+                    if len(frame.parents) == 1:  # type: ignore[union-attr]
+                        # the common read, inline: one parent, new to the shape
+                        ((parent, config),) = frame.parents  # type: ignore[union-attr]
+                        found = read(
+                            (state, mapping, frame.own, ((len(objects), config),)))  # type: ignore[union-attr]
+                        if found is not None and parent not in objects:
+                            objects.append(parent)
+                            state = found
+                            continue
                     state = self._read(state, objects, mapping)
                     continue
                 if mapping.__class__ is _Remap:
+                    if following == state and history is None:
+                        # the same step for each repeat of this byte (``[[[[``): in one loop
+                        objects, index = self._repeated(state, mapping, objects, data, index,
+                                                        stop, position)
+                        continue
                     for j in mapping.builds:
                         self._build(state, objects, j)
                     mapping = mapping.mapping
@@ -594,6 +615,23 @@ class _ShapeScan:
         if history is not None:
             history.append((position + index, self.merged(state)))
         return position + index, self._groups(state, objects), _SCANNED
+
+    def _repeated(self, state: int, remap: _Remap, objects: list[Frame | int],
+                  data: bytes | memoryview, index: int, stop: int, position: int
+                  ) -> tuple[list[Frame | int], int]:
+        """Apply ``remap``, a step from ``state`` back to itself on the byte before ``index``,
+        for that byte and each repeat of it: ``(objects, index)`` after them."""
+        byte = data[index - 1]
+        end = index
+        while end < stop and data[end] == byte:
+            end += 1
+        builds, mapping = remap.builds, remap.mapping
+        build = self._build
+        for at in range(position + index, position + end + 1):
+            for j in builds:
+                build(state, objects, j)
+            objects = [objects[j] if j >= 0 else at for j in mapping]
+        return objects, end
 
     def _counted(self, state: int, objects: list[Frame | int], skip: _CountedSkip,
                  data: bytes | memoryview, index: int, stop: int, position: int
