@@ -115,13 +115,13 @@ def json_grammar() -> Grammar:
 
 @settings(max_examples=40)
 @given(levels=st.lists(st.sampled_from(["[", '{"a": ', "[1, ", '{"k": [', '[{"b": 2, "c": ',
-                                        '{"x": "s\\u00e9", "y": [', '[\n  ']),
+                                        '{"x": "s\\u00e9", "y": [', '[\n  ', '{"é😀": ["x", ']),
                        min_size=1, max_size=40),
        cut=st.integers(0, 10**6), damage=st.sampled_from(["", "]", "}", ",", "x", " ", "drop"]))
 def test_random_nested_documents_agree_with_the_per_group_engine(
         json_grammar: Grammar, levels: list[str], cut: int, damage: str) -> None:
     closing = {"[": "]", '{"a": ': "}", "[1, ": "]", '{"k": [': "]}", '[{"b": 2, "c": ': "}]",
-               '{"x": "s\\u00e9", "y": [': "]}", "[\n  ": "\n]"}
+               '{"x": "s\\u00e9", "y": [': "]}", "[\n  ": "\n]", '{"é😀": ["x", ': "]}"}
     innermost = "1" if levels[-1].endswith(" ") else ""
     document = "".join(levels) + innermost + "".join(closing[level] for level in reversed(levels))
     at = cut % (len(document) + 1)
