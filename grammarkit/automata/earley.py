@@ -570,6 +570,12 @@ class _ShapeScan:
                     index -= 1
                     if mapping == _NO_MATCH:
                         return position + index, self._groups(state, objects), _FAILED
+                    if history is None:  # closing brackets: pop them in one loop
+                        objects, moved = self._pops(state, mapping, objects, data, index, stop,
+                                                    position)
+                        if moved > index:
+                            index = moved
+                            continue
                     frame = objects[mapping]
                     if len(frame.parents) == 1:  # type: ignore[union-attr]
                         # the common read, inline: one parent, new to the shape
@@ -615,6 +621,31 @@ class _ShapeScan:
         if history is not None:
             history.append((position + index, self.merged(state)))
         return position + index, self._groups(state, objects), _SCANNED
+
+    def _pops(self, state: int, node: int, objects: list[Frame | int],
+              data: bytes | memoryview, index: int, stop: int, position: int
+              ) -> tuple[list[Frame | int], int]:
+        """While the byte at ``index`` repeats, and reading ``node`` (with one parent) then
+        stepping leads back to ``state`` (``]]]]``): do so. ``(objects, index)`` after them."""
+        byte = data[index]
+        read, get = self.reads.get, self.steps.get
+        while index < stop and data[index] == byte:
+            frame = objects[node]
+            parents = frame.parents  # type: ignore[union-attr]
+            if len(parents) != 1:
+                break
+            ((parent, config),) = parents
+            found = read((state, node, frame.own, ((len(objects), config),)))  # type: ignore[union-attr]
+            if found is None or parent in objects:
+                break
+            step = get(found << 8 | byte)
+            if step is None or step[0] != state or step[1].__class__ is not tuple:
+                break
+            objects.append(parent)
+            index += 1
+            objects = [objects[j] if j >= 0 else position + index
+                       for j in step[1]]
+        return objects, index
 
     def _repeated(self, state: int, remap: _Remap, objects: list[Frame | int],
                   data: bytes | memoryview, index: int, stop: int, position: int
