@@ -470,7 +470,8 @@ _SHAPE_NODES = 12
 """A shape with more frames than this is flattened (its frames built, its groups re-anchored)."""
 
 _SHAPE_STEPS = 200_000
-"""Above this many remembered steps, :class:`_ShapeScan` forgets them all (between chunks)."""
+"""Above this many remembered steps (and reads), :class:`_ShapeScan` forgets them all (between
+chunks)."""
 
 _SHAPE_MISSES = 256
 """A chunk leaves :class:`_ShapeScan` once it computed this many steps more than one per 8
@@ -545,7 +546,7 @@ class _ShapeScan:
         Returns ``(position, groups, outcome)``; :data:`_WIDENED` when the groups become too
         many for shapes (the caller continues with the per-group engine).
         """
-        if len(self.steps) > _SHAPE_STEPS:
+        if len(self.steps) + len(self.reads) + len(self.jumps) > _SHAPE_STEPS:
             self.__init__(self.tables)  # type: ignore[misc]
         state = self._intern(tuple((config, _UNREAD, ()) for config in groups.values()))
         objects: list[Frame | int] = list(groups)

@@ -213,3 +213,18 @@ def test_nested_documents_agree_with_xgrammar(json_grammar: Grammar, document: b
     for text in (document, document[:-1], document[:len(document) // 2] + b"]"
                  + document[len(document) // 2:]):
         assert json_grammar.matches(text) == _is_grammar_accept_string(reference, text.decode())
+
+
+@pytest.mark.parametrize("ebnf", [JSON, SCHEMA_JSON], ids=["builtin JSON", "schema JSON"])
+def test_deep_documents_broken_at_the_end_are_located(ebnf: str) -> None:
+    grammar = Grammar.from_ebnf(ebnf)
+    objects = b'{"a": ' * 2000 + b"1" + b"}" * 1999 + b"]"
+    explanation = grammar.explain(objects)
+    assert explanation is not None
+    assert str(explanation) == (
+        'expected one of "\\t" "\\n" "\\r" " " "," "}" at 1:14001, found "]"')
+    arrays = b"[\n" + b"  [1, 2,\n" * 3000 + b"  3" + b"]" * 2999 + b"\n"
+    explanation = grammar.explain(arrays)
+    assert explanation is not None and explanation.offset == len(arrays)
+    assert str(explanation) == (
+        'expected one of "\\t" "\\n" "\\r" " " "," "]" at 3003:1, found end of input')
