@@ -470,8 +470,8 @@ _SHAPE_NODES = 12
 """A shape with more frames than this is flattened (its frames built, its groups re-anchored)."""
 
 _SHAPE_STEPS = 200_000
-"""Above this many remembered steps (and reads), :class:`_ShapeScan` forgets them all (between
-chunks)."""
+"""Above this many remembered steps (and reads), the next chunk starts a fresh
+:class:`_ShapeScan`."""
 
 _SHAPE_MISSES = 256
 """A chunk leaves :class:`_ShapeScan` once it computed this many steps more than one per 8
@@ -546,8 +546,6 @@ class _ShapeScan:
         Returns ``(position, groups, outcome)``; :data:`_WIDENED` when the groups become too
         many for shapes (the caller continues with the per-group engine).
         """
-        if len(self.steps) + len(self.reads) + len(self.jumps) > _SHAPE_STEPS:
-            self.__init__(self.tables)  # type: ignore[misc]
         state = self._intern(tuple((config, _UNREAD, ()) for config in groups.values()))
         objects: list[Frame | int] = list(groups)
         get, read = self.steps.get, self.reads.get
@@ -1122,10 +1120,13 @@ class _Tables:
         self._shape_scan: _ShapeScan | None = None
 
     def shape_scan(self) -> _ShapeScan:
-        """The shape memo of whole-input scans over these tables (made on first use)."""
-        if self._shape_scan is None:
-            self._shape_scan = _ShapeScan(self)
-        return self._shape_scan
+        """The shape memo of whole-input scans over these tables: made on first use, and made
+        afresh once it remembers more than :data:`_SHAPE_STEPS` steps (a scan in progress
+        keeps the one it started a chunk with)."""
+        found = self._shape_scan
+        if found is None or len(found.steps) + len(found.reads) + len(found.jumps) > _SHAPE_STEPS:
+            found = self._shape_scan = _ShapeScan(self)
+        return found
 
     def active_part(self, config: int) -> int:
         """``config`` without its states that have no edges (closed again)."""

@@ -228,3 +228,20 @@ def test_deep_documents_broken_at_the_end_are_located(ebnf: str) -> None:
     assert explanation is not None and explanation.offset == len(arrays)
     assert str(explanation) == (
         'expected one of "\\t" "\\n" "\\r" " " "," "]" at 3003:1, found end of input')
+
+
+def test_the_shape_memo_stays_bounded(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Past ``_SHAPE_STEPS`` remembered steps, the next chunk starts afresh; verdicts and
+    explanations do not change."""
+    from grammarkit.automata import earley
+
+    monkeypatch.setattr(earley, "_SHAPE_STEPS", 50)
+    grammar = Grammar.from_ebnf(SCHEMA_JSON)
+    document = DOCUMENTS["feature collection"] + b" " + DOCUMENTS["package lock"]
+    assert not grammar.matches(document)  # two values
+    assert grammar.matches(DOCUMENTS["feature collection"])
+    agree(grammar, document[:30_000] + b"}" + document[30_000:40_000])
+    scan = earley._tables_for(grammar.compiled)._shape_scan
+    assert scan is not None
+    # one chunk adds at most _SHAPE_MISSES + 4096 / 8 steps and reads before it gives up
+    assert len(scan.steps) + len(scan.reads) + len(scan.jumps) <= 50 + 256 + 512
