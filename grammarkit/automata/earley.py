@@ -510,7 +510,7 @@ class _CountedSkip:
     """Iterations of a counted repetition that only the group of ``node`` can scan."""
 
     node: int
-    core: int  # the group's configuration without its edgeless states
+    core: int  # the repetition's state alone: the rest of the group dies at each iteration
     run: _CountedRun
 
 
@@ -728,15 +728,14 @@ class _ShapeScan:
             pattern = tables.loop_pattern(live[0][1])
             if pattern is not None:
                 return pattern
-        counted = [(i, core, run) for i, config in live
-                   if (run := tables.counted_run(core := tables.active_part(config))) is not None]
+        counted = [(i, core, run) for i, config in live for core in tables.cores(config)
+                   if (run := tables.counted_run(core)) is not None]
         if len(counted) != 1:
             return None
         ((node, core, run),) = counted
-        others = 0
+        others = 0  # what else could scan: other groups, and the rest of the run's group
         for i, config in live:
-            if i != node:
-                others |= tables.first_bits(config)
+            others |= tables.first_bits(tables.difference(config, core) if i == node else config)
         return None if run.first & others else _CountedSkip(node, core, run)
 
     def _groups(self, state: int, objects: list[Frame | int]) -> dict[Frame, int]:
@@ -1120,7 +1119,7 @@ class _Tables:
         self._added_scans: dict[tuple[int, int], int | None] = {}
         self._shapes: dict[tuple[int, ...], _Template] = {}
         self._dead: dict[int, bool] = {}
-        self._active: dict[int, int] = {}
+        self._cores: dict[int, tuple[int, ...]] = {}
         self._shape_scan: _ShapeScan | None = None
 
     def shape_scan(self) -> _ShapeScan:
@@ -1132,14 +1131,14 @@ class _Tables:
             found = self._shape_scan = _ShapeScan(self)
         return found
 
-    def active_part(self, config: int) -> int:
-        """``config`` without its states that have no edges (closed again)."""
-        found = self._active.get(config)
+    def cores(self, config: int) -> tuple[int, ...]:
+        """The configuration of each state of ``config`` that has edges, alone (closed)."""
+        found = self._cores.get(config)
         if found is None:
             g = self.g
-            found = self._active[config] = self.closed_config(
-                s for s in self.configs[config] if g.byte_edges[s] or g.call_edges[s]
-                or g.token_edges[s])
+            found = self._cores[config] = tuple(
+                self.closed_config((s,)) for s in sorted(self.configs[config])
+                if g.byte_edges[s] or g.call_edges[s] or g.token_edges[s])
         return found
 
     def dead(self, config: int) -> bool:
