@@ -509,7 +509,8 @@ class GrammarProperties:
         return solved
 
     def _fact(self, fact: int) -> list[bool]:
-        return [bool(known & fact) for known in self._facts]
+        truth = bytes(bool(known & fact) for known in range(256))
+        return list(map(bool, bytes(self._facts).translate(truth)))  # facts fit in a byte
 
     @cached_property
     def productive(self) -> list[bool]:
@@ -538,13 +539,15 @@ class GrammarProperties:
         graph = self.graph
         if self.root not in graph.rules:
             return set()
+        rules, nodes, target_rule = graph.rules, graph.nodes, graph.target_rule
         seen = {self.root}
         queue = deque([self.root])
         while queue:
             name = queue.popleft()
             for node in graph.naming[name]:
-                for used in _rules_used_by(graph.nodes[node]):
-                    if used in graph.rules and used not in seen:
+                target = target_rule.get(node)
+                for used in (target,) if target is not None else _rules_used_by(nodes[node]):
+                    if used in rules and used not in seen:
                         seen.add(used)
                         queue.append(used)
         return seen

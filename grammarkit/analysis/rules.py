@@ -236,6 +236,8 @@ def empty_class(ctx: LintContext) -> Iterator[Diagnostic]:
     graph = ctx.properties.graph
     for node in graph.of_type(ast.CharClass):
         expr: ast.CharClass = graph.nodes[node]  # type: ignore[assignment]
+        if expr.ranges and not expr.negated:
+            continue  # the usual class: not empty
         if not class_charset(expr):
             what = "excludes every character" if expr.negated else "is empty"
             yield warning(
@@ -453,7 +455,8 @@ def _shape(graph: ExprGraph, node: int) -> object:
 def duplicate_alternative(ctx: LintContext) -> Iterator[Diagnostic]:
     """An alternative that repeats an earlier alternative of the same choice."""
     graph = ctx.properties.graph
-    types, children, choice = graph.types, graph.children, ast.Choice
+    nodes, types, children = graph.nodes, graph.types, graph.children
+    choice, literal, rule_ref, sequence = ast.Choice, ast.Literal, ast.RuleRef, ast.Sequence
     choices = graph.of_type(choice)
     # the choices directly inside another (spliced into it); in a tree, found on the way, as a
     # parent is numbered before its children
@@ -464,6 +467,15 @@ def duplicate_alternative(ctx: LintContext) -> Iterator[Diagnostic]:
         if node in nested:
             continue
         alternatives: PySequence[int] = children[node]
+        if len(alternatives) == 2:  # the commonest choice: decide without building anything
+            first, second = alternatives
+            kind = types[first]
+            if kind is not types[second]:
+                if kind is not choice and types[second] is not choice:
+                    continue
+            elif (kind is literal and nodes[first].value != nodes[second].value  # type: ignore[union-attr]
+                  or kind is rule_ref and nodes[first].name != nodes[second].name):  # type: ignore[union-attr]
+                continue
         kinds = [types[alternative] for alternative in alternatives]
         if choice in kinds:
             alternatives = []
@@ -478,6 +490,20 @@ def duplicate_alternative(ctx: LintContext) -> Iterator[Diagnostic]:
             kinds = [types[alternative] for alternative in alternatives]
         if len(set(kinds)) == len(kinds):
             continue  # no two alternatives of one kind
+        # cheap necessary conditions: equal literals have equal values, equal references equal
+        # names, equal sequences items of equal kinds
+        cheap: list[object] = []
+        for alternative, kind in zip(alternatives, kinds):
+            if kind is literal:
+                cheap.append(nodes[alternative].value)  # type: ignore[union-attr]
+            elif kind is rule_ref:
+                cheap.append(nodes[alternative].name)  # type: ignore[union-attr]
+            elif kind is sequence:
+                cheap.append(tuple(map(types.__getitem__, children[alternative])))
+            else:
+                cheap.append(kind)
+        if len(set(cheap)) == len(cheap):
+            continue
         # equal alternatives have equal outlines: compare in depth only those that share one
         outlines = [_outline(graph, alternative) for alternative in alternatives]
         if len(set(outlines)) == len(outlines):
@@ -507,18 +533,28 @@ def overlapping_class_ranges(ctx: LintContext) -> Iterator[Diagnostic]:
         expr: ast.CharClass = graph.nodes[node]  # type: ignore[assignment]
         if len(expr.ranges) < 2:
             continue
-        widest: tuple[int, int] | None = None
-        for low, high in sorted(expr.ranges):
-            if widest is not None and low <= widest[1]:
-                message = (f"`{_range_text(low, high)}` appears twice in this character class"
-                           if (low, high) == widest else
-                           f"`{_range_text(*widest)}` and `{_range_text(low, high)}` overlap in "
-                           "this character class")
-                yield warning("GK208", message, expr.span,
-                              "list each character once; the overlap may hide a typo")
-                break
-            if widest is None or high > widest[1]:
-                widest = (low, high)
+        find = _cached_overlap if len(expr.ranges) <= SMALL_CLASS else _overlap
+        message = find(expr.ranges)
+        if message is not None:
+            yield warning("GK208", message, expr.span,
+                          "list each character once; the overlap may hide a typo")
+
+
+def _overlap(ranges: tuple[tuple[int, int], ...]) -> str | None:
+    """What GK208 says of a class's first range that overlaps another, or ``None``."""
+    widest: tuple[int, int] | None = None
+    for low, high in sorted(ranges):
+        if widest is not None and low <= widest[1]:
+            if (low, high) == widest:
+                return f"`{_range_text(low, high)}` appears twice in this character class"
+            return (f"`{_range_text(*widest)}` and `{_range_text(low, high)}` overlap in "
+                    "this character class")
+        if widest is None or high > widest[1]:
+            widest = (low, high)
+    return None
+
+
+_cached_overlap = lru_cache(maxsize=4096)(_overlap)
 
 
 # -- GK209 ---------------------------------------------------------------------------------------
@@ -553,18 +589,35 @@ def left_recursion(ctx: LintContext) -> Iterator[Diagnostic]:
 
 
 def _left_references(props: GrammarProperties, name: str) -> list[int]:
-    """The references to defined rules a match of rule ``name`` can begin with."""
+    """The references to defined rules a match of rule ``name`` can begin with.
+
+    :meth:`GrammarProperties.first_position`, inlined: this runs over every rule.
+    """
     graph = props.graph
+    types, children, nodes, target, nullable = (
+        graph.types, graph.children, graph.nodes, graph.target, props.nullable)
+    sequence, repeat = ast.Sequence, ast.Repeat
     start = graph.body[name]
     found = []
     seen = {start}
     stack = [start]
     while stack:
         node = stack.pop()
-        if node in graph.target:
+        if node in target:
             found.append(node)
             continue
-        for kid in props.first_position(node, props.nullable):
+        kids = children[node]
+        if not kids:
+            continue
+        kind = types[node]
+        if kind is sequence:
+            for position, kid in enumerate(kids):
+                if not nullable[kid]:
+                    kids = kids[: position + 1]
+                    break
+        elif kind is repeat and nodes[node].max == 0:  # type: ignore[union-attr]
+            continue
+        for kid in kids:
             if kid not in seen:
                 seen.add(kid)
                 stack.append(kid)
