@@ -7,11 +7,14 @@ Pipeline, per rule reachable from the root:
 2. **Flatten lazy rules** (``name[lazy] ::= ...``): expand every rule they reference (which must
    not recurse), determinize, then cut the edges leaving final states, so the rule ends at the
    first point where it can (xgrammar 0.2.8's shortest-match semantics).
-3. **Inline** small rules into their callers (callees first, so chains of small rules collapse),
+3. **Flatten budgeted rules** (``name[max_chars=N] ::= ...``) the same way: their automaton
+   counts code points (:mod:`grammarkit.automata.char_budget`), so it must hold the whole
+   text of the rule; they are never inlined into their callers.
+4. **Inline** small rules into their callers (callees first, so chains of small rules collapse),
    as xgrammar does; calls to larger or self-recursive rules stay call edges.
-4. **Eliminate tail self-calls**: ``x ::= "a" x | "b"`` becomes a loop, so right-recursive lists
+5. **Eliminate tail self-calls**: ``x ::= "a" x | "b"`` becomes a loop, so right-recursive lists
    and string bodies are plain automaton loops instead of ever-deeper calls.
-5. Drop rules no longer called, number them, compute which rules are nullable. Determinizing
+6. Drop rules no longer called, number them, compute which rules are nullable. Determinizing
    happens later, per rule and per state, as inputs reach them (see
    :class:`~grammarkit.automata.compiled.CompiledGrammar`).
 
@@ -25,6 +28,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from grammarkit._gc import paused_gc
+from grammarkit.automata.char_budget import budgeted_rule_names
 from grammarkit.automata.compiled import CompiledGrammar
 from grammarkit.automata.construct import build_expression
 from grammarkit.automata.determinize import Automaton, determinize, minimize, trim
@@ -55,8 +59,9 @@ def compile_grammar(grammar: ast.GrammarAST, root: str = "root") -> CompiledGram
     ------
     GrammarError
         ``GK105`` if ``root`` is not defined, ``GK103`` for an undefined reference, ``GK121``
-        for a grammar beyond the memory ceiling or a lazy rule that cannot be flattened, or the
-        error of an invalid ``Regex`` pattern.
+        for a grammar beyond the memory ceiling or a lazy rule that cannot be flattened,
+        ``GK116`` for a ``max_chars`` rule that cannot be flattened, or the error of an invalid
+        ``Regex`` pattern.
     """
     with paused_gc():  # millions of small lists, no cycles: collections only slow it down
         return _compile(grammar, root)
@@ -93,7 +98,11 @@ def _compile(grammar: ast.GrammarAST, root: str) -> CompiledGrammar:
         nfas.append(nfa)
 
     order = _callees_first(nfas, rule_ids[root])
+    budgeted = {rule_ids[name]: n for name, n in
+                budgeted_rule_names([rules[name] for name in names]).items()}
     for i in order:
+        if budgeted and _is_lazy(rules[names[i]]):
+            _check_no_budget_inside_lazy(i, nfas, names, budgeted, rules)
         if _is_lazy(rules[names[i]]):
             automaton = _flatten_lazy(i, nfas, rules[names[i]], budget)
             nfa = NFA(budget)
@@ -102,11 +111,13 @@ def _compile(grammar: ast.GrammarAST, root: str) -> CompiledGrammar:
             except BudgetExceeded:
                 raise _too_large(rules[names[i]]) from None
             nfas[i] = nfa
+    for i in budgeted:
+        nfas[i] = _flatten_budgeted(i, nfas, rules[names[i]], set(budgeted), budget)
 
     for caller in order:
-        _inline_small_calls(nfas, caller)
+        _inline_small_calls(nfas, caller, budgeted)
         _eliminate_tail_calls(nfas[caller], caller)
-    return _assemble(names, nfas, rule_ids[root], [rules[name] for name in names])
+    return _assemble(names, nfas, rule_ids[root], [rules[name] for name in names], budgeted)
 
 
 def _is_lazy(rule: ast.Rule) -> bool:
@@ -158,10 +169,11 @@ def _callees_first(nfas: list[NFA], root: int) -> list[int]:
     return order
 
 
-def _inline_small_calls(nfas: list[NFA], caller: int) -> None:
+def _inline_small_calls(nfas: list[NFA], caller: int, budgeted: dict[int, int]) -> None:
     """Replace ``caller``'s calls to small other rules by copies of their automata.
 
-    Inlining is an optimization: it stops while a quarter of the state budget is left.
+    Inlining is an optimization: it stops while a quarter of the state budget is left. Rules
+    in ``budgeted`` are never inlined (their budget counts their own text).
     """
     nfa = nfas[caller]
     reserve = nfa.budget.limit // 4
@@ -172,7 +184,7 @@ def _inline_small_calls(nfas: list[NFA], caller: int) -> None:
         kept = []
         for rule, q in nfa.call_edges[p]:
             callee = nfas[rule]
-            if (rule == caller or callee.num_states > limit
+            if (rule == caller or callee.num_states > limit or rule in budgeted
                     or nfa.budget.remaining - callee.num_states < reserve):
                 kept.append((rule, q))
                 continue
@@ -232,6 +244,61 @@ def _flatten_lazy(rule: int, nfas: list[NFA], node: ast.Rule, budget: Budget) ->
                           [() for _ in dfa.call_edges], [() for _ in dfa.token_edges], True))
 
 
+def _budget_error(node: ast.Rule, why: str, hint: str) -> GrammarError:
+    return GrammarError([error(
+        "GK116", f"`{node.name}[max_chars=...]` is not enforced: {why}",
+        node.name_span or node.span, hint)])
+
+
+def _check_no_budget_inside_lazy(rule: int, nfas: list[NFA], names: list[str],
+                                 budgeted: dict[int, int], rules: dict[str, ast.Rule]) -> None:
+    """Raise GK116 if lazy ``rule`` reaches a budgeted rule (flattening would drop the budget)."""
+    inside = sorted(_reachable(rule, nfas) & set(budgeted))
+    if inside:
+        raise _budget_error(rules[names[inside[0]]], f"lazy rule `{names[rule]}` uses it",
+                            "a budget inside a lazy rule is not supported; move `max_chars` "
+                            f"to `{names[rule]}` or drop `lazy`")
+
+
+def _reachable(rule: int, nfas: list[NFA]) -> set[int]:
+    """The rules ``rule`` calls, directly or not (``rule`` itself only through recursion)."""
+    seen: set[int] = set()
+    stack = [rule]
+    while stack:
+        for callee in _callees(nfas[stack.pop()]):
+            if callee not in seen:
+                seen.add(callee)
+                stack.append(callee)
+    return seen
+
+
+def _flatten_budgeted(rule: int, nfas: list[NFA], node: ast.Rule, budgeted: set[int],
+                      budget: Budget) -> NFA:
+    """The automaton of budgeted ``rule`` with every rule it references expanded.
+
+    Raises GK116 when that is not possible or would not keep xgrammar's semantics: the rule
+    is recursive, uses another budgeted rule, or matches vocabulary tokens.
+    """
+
+    def fail(why: str) -> GrammarError:
+        return _budget_error(node, why, "a budgeted rule must be regular (literals, classes, "
+                             "repetitions and references to non-recursive rules without "
+                             "`max_chars`); remove `max_chars` to match without the budget")
+
+    _check_acyclic(rule, nfas, fail)
+    inner = _reachable(rule, nfas) & budgeted
+    if inner:
+        raise fail("it uses another rule with `max_chars` (nested budgets)")
+    flat = NFA(budget)
+    try:
+        flat.start, flat.finals = _copy_expanded(nfas, rule, flat)
+    except BudgetExceeded:
+        raise _too_large(node) from None
+    if any(flat.token_edges):
+        raise fail("it matches vocabulary tokens")
+    return flat
+
+
 def _check_acyclic(rule: int, nfas: list[NFA], fail: Callable[[str], GrammarError]) -> None:
     """Raise ``fail(...)`` if the rules reachable from ``rule`` include a cycle."""
     state: dict[int, int] = {rule: 1}  # 1: on the current path, 2: done
@@ -268,8 +335,8 @@ def _copy_expanded(nfas: list[NFA], rule: int, target: NFA) -> tuple[int, set[in
     return start, finals
 
 
-def _assemble(names: list[str], nfas: list[NFA], root: int, rules: list[ast.Rule]
-              ) -> CompiledGrammar:
+def _assemble(names: list[str], nfas: list[NFA], root: int, rules: list[ast.Rule],
+              budgeted: dict[int, int]) -> CompiledGrammar:
     """Renumber the rules still called from the root and wrap them for lazy determinization."""
     kept = _live_rules(nfas, root)
     number = {old: new for new, old in enumerate(kept)}
@@ -280,7 +347,8 @@ def _assemble(names: list[str], nfas: list[NFA], root: int, rules: list[ast.Rule
     kept_nfas = [nfas[old] for old in kept]
     return CompiledGrammar(
         [names[old] for old in kept], number[root], kept_nfas, _nullable_rules(kept_nfas),
-        [rules[old].name_span or rules[old].span for old in kept])
+        [rules[old].name_span or rules[old].span for old in kept],
+        {number[old]: n for old, n in budgeted.items() if old in number})
 
 
 def _live_rules(nfas: list[NFA], root: int) -> list[int]:
