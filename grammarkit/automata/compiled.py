@@ -117,7 +117,8 @@ class CompiledGrammar:
     root
         The root rule's number.
     rules
-        Per rule, its NFA (determinized on demand) or an already deterministic automaton.
+        Per rule, its NFA (determinized on demand) or an already deterministic automaton;
+        ``rules[r]`` is read when rule ``r`` is first reached (it may compile the rule then).
     nullable
         The rules that derive the empty string.
     spans
@@ -129,7 +130,7 @@ class CompiledGrammar:
         self.rule_names = tuple(rule_names)
         self.root = root
         self.nullable = nullable
-        self._rules = list(rules)
+        self._rules = rules
         self._spans = list(spans)
         self._starts = [-1] * len(self._rules)
         self._builders: list[SubsetBuilder | IntervalSubsets | None] = [None] * len(self._rules)
@@ -148,8 +149,9 @@ class CompiledGrammar:
         self.call_edges: LazyEdges[CallEdges] = LazyEdges(self._calls, self._expand)
         self.token_edges: LazyEdges[TokenEdges] = LazyEdges(self._tokens, self._expand)
         self.rule_start = _RuleStarts(self)
-        self.counted = any(isinstance(r, NFA) and r.counted for r in self._rules)
-        """Whether some rule has counted repetitions (then :meth:`canonical_state` matters)."""
+        self.counted = False
+        """Whether some rule built so far has counted repetitions (then :meth:`canonical_state`
+        matters)."""
         self.entry_state = self._new_state(self.num_rules, None, ((root, 1),))
         self.accept_state = self._new_state(self.num_rules, None, ())
         self.finals.add(self.accept_state)
@@ -174,6 +176,8 @@ class CompiledGrammar:
 
     def _build(self, rule: int) -> int:
         source = self._rules[rule]
+        if isinstance(source, NFA) and source.counted:
+            self.counted = True
         if isinstance(source, NFA) and not source.counted and source.num_states <= EAGER_LIMIT:
             dfa = determinize(source, max(_DFA_GROWTH * source.num_states, 256))
             if dfa is not None:
@@ -356,7 +360,7 @@ class CompiledGrammar:
         256-bit ints over any context in the grammar, closed over rules that complete at once
         with the rule; computed on the NFAs, counters ignored (a superset, never built lazily).
         """
-        nfas = [r if isinstance(r, NFA) else _as_nfa(r) for r in self._rules]
+        nfas = [r if isinstance(r, NFA) else _as_nfa(r) for r in self._all_rules()]
         first = [0] * (self.num_rules + 1)
         changed = True
         while changed:  # FIRST sets of the rules
@@ -386,6 +390,10 @@ class CompiledGrammar:
                     follow[rule] = merged
                     changed = True
         return follow
+
+    def _all_rules(self) -> list[NFA | Automaton]:
+        """Every rule's automaton before determinization (compiling the rules not reached yet)."""
+        return [self._rules[r] for r in range(self.num_rules)]
 
     def build_all(self, limit: int) -> bool:
         """Build every rule's automaton completely, rule by rule (a deterministic numbering).
@@ -419,7 +427,7 @@ class CompiledGrammar:
         sources = [(sorted(r.finals), r.start, r.byte_edges, r.call_edges, r.epsilon,
                     sorted((s, loop.min, loop.max, body) for s, (loop, body) in r.push.items()))
                    if isinstance(r, NFA) else (r.start, sorted(r.finals), r.byte_edges)
-                   for r in self._rules]
+                   for r in self._all_rules()]
         built = [(self.state_rule[s], self._bytes[s], self._calls[s]) for s in
                  range(self.num_states)]
         structure = (self.rule_names, self.root, sources, built, sorted(self.nullable))
@@ -432,7 +440,7 @@ class CompiledGrammar:
         Bytes lying in exactly the same ranges are never told apart by the grammar.
         """
         ranges: set[tuple[int, int]] = set()
-        for source in self._rules:
+        for source in self._all_rules():
             for edges in source.byte_edges:
                 ranges.update((lo, hi) for lo, hi, _ in edges)
         return ranges

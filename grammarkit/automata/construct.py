@@ -23,8 +23,8 @@ The traversal keeps its own stack, so expressions nested thousands deep are fine
 from __future__ import annotations
 
 import itertools
-from dataclasses import dataclass
 from collections.abc import Callable, Mapping
+from dataclasses import dataclass
 
 from grammarkit.automata import utf8
 from grammarkit.automata.nfa import NFA, BudgetExceeded, Loop, TokenEdge
