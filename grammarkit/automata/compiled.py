@@ -34,7 +34,7 @@ Memory ceiling
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from typing import TYPE_CHECKING, Any, Generic, TypeVar
+from typing import TYPE_CHECKING, Any, Generic, Protocol, TypeVar
 
 from grammarkit.automata.determinize import Automaton, determinize, minimize
 from grammarkit.automata.interval_subsets import Fragmented, IntervalSubsets
@@ -68,6 +68,14 @@ times its NFA's size in positions (large sets that keep coming: a chain of optio
 an alternation's sets shrink as bytes are read and never get there)."""
 
 E = TypeVar("E")
+
+
+class RuleSource(Protocol):
+    """Each rule's automaton by number, possibly compiled when first read."""
+
+    def __getitem__(self, rule: int, /) -> NFA | Automaton: ...
+
+    def __len__(self) -> int: ...
 
 
 class LazyEdges(Generic[E]):
@@ -125,7 +133,7 @@ class CompiledGrammar:
         Where each rule is defined (for the memory-ceiling diagnostic).
     """
 
-    def __init__(self, rule_names: Sequence[str], root: int, rules: Sequence[NFA | Automaton],
+    def __init__(self, rule_names: Sequence[str], root: int, rules: RuleSource,
                  nullable: frozenset[int], spans: Sequence[Span | None]):
         self.rule_names = tuple(rule_names)
         self.root = root

@@ -30,6 +30,7 @@ limit of its own.
 from __future__ import annotations
 
 from collections.abc import Callable
+from typing import Any
 
 from grammarkit._gc import paused_gc
 from grammarkit.automata.compiled import CompiledGrammar
@@ -76,11 +77,12 @@ def _compile(grammar: ast.GrammarAST, root: str) -> CompiledGrammar:
     if root not in rules:
         raise GrammarError([error("GK105", f"the root rule `{root}` is not defined", None,
                                   f"define `{root} ::= ...`")])
-    names = _reachable_rules(rules, root)
+    regex: dict[ast.RegexMacro, ast.Expr] = {}
+    names, facts = _reachable_facts(rules, root, regex)
     nodes = [rules[name] for name in names]
-    automata = RuleAutomata(nodes)
-    return CompiledGrammar(names, automata.rule_ids[root], automata,
-                           _nullable_rules(nodes, automata.rule_ids, automata.expand),
+    automata = RuleAutomata(nodes, regex)
+    nullable = _nullable_rules(names, facts, [rule.body for rule in nodes], regex)
+    return CompiledGrammar(names, automata.rule_ids[root], automata, nullable,
                            [rule.name_span or rule.span for rule in nodes])
 
 
@@ -91,11 +93,11 @@ class RuleAutomata:
     is the number of rules. Lazy rules are flattened when this object is made.
     """
 
-    def __init__(self, rules: list[ast.Rule]):
+    def __init__(self, rules: list[ast.Rule], regex: dict[ast.RegexMacro, ast.Expr]):
         self.rules = rules
         self.rule_ids = {rule.name: i for i, rule in enumerate(rules)}
         self.budget = Budget(MAX_STATES)
-        self._regex: dict[ast.RegexMacro, ast.Expr] = {}
+        self._regex = regex
         self._nfas: list[NFA | None] = [None] * len(rules)
         self._next = [0] * len(rules)  # the next own state to inline calls from
         self._own = [-1] * len(rules)  # how many states the rule had before inlining
@@ -120,10 +122,7 @@ class RuleAutomata:
 
     def expand(self, node: ast.RegexMacro) -> ast.Expr:
         """The expression of a ``Regex`` macro (cached)."""
-        found = self._regex.get(node)
-        if found is None:
-            found = self._regex[node] = expand_regex(node)
-        return found
+        return _expanded(node, self._regex)
 
     def _base(self, rule: int) -> NFA:
         """``rule``'s NFA as constructed (lazy rules: flattened), before anything is inlined."""
@@ -250,21 +249,6 @@ def _too_large(rule: ast.Rule) -> GrammarError:
         "split the grammar, or use a counted repetition instead of written-out copies")])
 
 
-def _reachable_rules(rules: dict[str, ast.Rule], roots: str | list[str]) -> list[str]:
-    """Names of the rules reachable from ``roots``, in definition order."""
-    seen = {roots} if isinstance(roots, str) else set(roots)
-    stack = list(seen)
-    while stack:
-        for name, span in ast.referenced_rules(rules[stack.pop()].body):
-            if name not in rules:
-                raise GrammarError([error("GK103", f"rule `{name}` is not defined", span,
-                                          f"define it with `{name} ::= ...`")])
-            if name not in seen:
-                seen.add(name)
-                stack.append(name)
-    return [name for name in rules if name in seen]
-
-
 def _eliminate_tail_calls(nfa: NFA, rule: int) -> None:
     """Turn calls of ``rule`` to itself that end the rule into epsilon edges to its start."""
     for p, edges in enumerate(nfa.call_edges):
@@ -342,72 +326,204 @@ def _reachable_ids(rules: list[ast.Rule], rule_ids: dict[str, int], roots: list[
     return sorted(seen)
 
 
-def _nullable_rules(rules: list[ast.Rule], rule_ids: dict[str, int],
-                    expand: Callable[[ast.RegexMacro], ast.Expr]) -> frozenset[int]:
-    """Rules that derive the empty string, decided on their bodies (a worklist over callers).
+def _expanded(node: ast.RegexMacro, cache: dict[ast.RegexMacro, ast.Expr]) -> ast.Expr:
+    found = cache.get(node)
+    if found is None:
+        found = cache[node] = expand_regex(node)
+    return found
 
-    Checking every ``Regex`` pattern on the way, so an invalid one fails at compile time.
+
+Formula = bool | tuple[frozenset[str], ...] | None
+"""When an expression derives the empty string: always, never, when every rule of one of the
+sets does (a disjunction of conjunctions), or ``None``: decided on the expression itself (the
+disjunction would grow past :data:`_MAX_TERMS`)."""
+
+_MAX_TERMS = 16
+
+
+def _reachable_facts(rules: dict[str, ast.Rule], root: str,
+                     regex: dict[ast.RegexMacro, ast.Expr]) -> tuple[list[str], list[Formula]]:
+    """The rules reachable from ``root`` (definition order) and, per rule, when it is nullable.
+
+    One walk over each reachable body finds its references (``GK103`` for an undefined one),
+    expands its ``Regex`` macros (raising their errors) and summarizes its nullability.
     """
-    callers: list[set[int]] = [set() for _ in rules]
-    for caller, rule in enumerate(rules):
-        for name, _ in ast.referenced_rules(rule.body):
-            callers[rule_ids[name]].add(caller)
-    nullable: set[int] = set()
-    pending = list(range(len(rules)))
-    leaves: dict[ast.Expr, bool] = {}
-    while pending:
-        rule = pending.pop()
-        if rule not in nullable and _derives_empty(rules[rule].body, rule_ids, nullable, expand,
-                                                  leaves):
-            nullable.add(rule)
-            pending.extend(c for c in callers[rule] if c not in nullable)
-    return frozenset(nullable)
-
-
-def _derives_empty(expr: ast.Expr, rule_ids: dict[str, int], nullable: set[int],
-                   expand: Callable[[ast.RegexMacro], ast.Expr], leaves: dict[ast.Expr, bool]
-                   ) -> bool:
-    """Whether ``expr`` matches the empty string, given the rules known to be ``nullable``."""
-    results: list[bool] = []
-    stack: list[tuple[ast.Expr, bool]] = [(expr, False)]
+    seen = {root}
+    stack = [root]
+    facts: dict[str, Formula] = {}
     while stack:
-        node, done = stack.pop()
-        if isinstance(node, ast.RegexMacro):
-            stack.append((expand(node), False))
-            continue
-        if isinstance(node, (ast.Sequence, ast.Choice)):
-            kids = ast.children(node)
-            if not done:
-                stack.append((node, True))
-                stack.extend((kid, False) for kid in kids)
-                continue
-            parts = results[len(results) - len(kids):]
-            del results[len(results) - len(kids):]
-            if not kids:
+        name = stack.pop()
+        references: list[tuple[str, ast.Span | None]] = []
+        facts[name] = _summary(rules[name].body, references, regex)
+        for callee, span in references:
+            if callee not in rules:
+                raise GrammarError([error("GK103", f"rule `{callee}` is not defined", span,
+                                          f"define it with `{callee} ::= ...`")])
+            if callee not in seen:
+                seen.add(callee)
+                stack.append(callee)
+    names = [name for name in rules if name in seen]
+    return names, [facts[name] for name in names]
+
+
+_VISIT, _COMBINE, _ALWAYS = 0, 1, 2
+
+
+def _summary(expr: ast.Expr, references: list[tuple[str, ast.Span | None]],
+             regex: dict[ast.RegexMacro, ast.Expr]) -> Formula:
+    """The nullability formula of ``expr``; its rule references are appended to ``references``."""
+    results: list[Formula] = []
+    stack: list[tuple[Any, int]] = [(expr, _VISIT)]
+    while stack:
+        node, step = stack.pop()
+        kind = type(node)
+        if step == _ALWAYS:  # a repetition that may run zero times
+            results[-1] = True
+        elif kind is ast.Literal:
+            results.append(not node.value)
+        elif kind is ast.CharClass or kind is ast.TokenSet:
+            results.append(False)
+        elif kind is ast.RuleRef:
+            references.append((node.name, node.span))
+            results.append((frozenset((node.name,)),))
+        elif kind is ast.Sequence or kind is ast.Choice:
+            kids = node.items if kind is ast.Sequence else node.alternatives
+            if step == _VISIT:
+                stack.append((node, _COMBINE))
+                stack.extend((kid, _VISIT) for kid in kids)
+            elif not kids:
                 results.append(True)  # an empty group
             else:
-                results.append(all(parts) if isinstance(node, ast.Sequence) else any(parts))
-        elif isinstance(node, ast.Repeat):
+                parts = results[len(results) - len(kids):]
+                del results[len(results) - len(kids):]
+                results.append(_all(parts) if kind is ast.Sequence else _any(parts))
+        elif kind is ast.Repeat:
             if node.min == 0 or node.max == 0:
-                results.append(True)
-            else:
-                stack.append((node.item, False))
-        elif isinstance(node, ast.Literal):
-            results.append(not node.value)
-        elif isinstance(node, (ast.CharClass, ast.TokenSet)):
-            results.append(False)
-        elif isinstance(node, ast.RuleRef):
-            results.append(rule_ids[node.name] in nullable)
+                stack.append((node, _ALWAYS))
+            stack.append((node.item, _VISIT))
+        elif kind is ast.RegexMacro:
+            stack.append((_expanded(node, regex), _VISIT))
         else:  # TagDispatch, TokenTagDispatch, Substring: their calls follow bytes or tokens
-            found = leaves.get(node)
-            if found is None:
-                found = leaves[node] = _leaf_derives_empty(node, rule_ids, expand)
-            results.append(found)
+            if isinstance(node, (ast.TagDispatch, ast.TokenTagDispatch)):
+                references.extend((name, node.span) for _, name in node.tags)
+            results.append(_leaf_derives_empty(node))
     return results[0]
 
 
-def _leaf_derives_empty(node: ast.Expr, rule_ids: dict[str, int],
-                        expand: Callable[[ast.RegexMacro], ast.Expr]) -> bool:
+def _all(parts: list[Formula]) -> Formula:
+    if any(p is False for p in parts):
+        return False
+    terms: tuple[frozenset[str], ...] = (frozenset(),)
+    for part in parts:
+        if part is True:
+            continue
+        if part is None:
+            return None
+        assert isinstance(part, tuple)
+        terms = tuple(a | b for a in terms for b in part)
+        if len(terms) > _MAX_TERMS:
+            return None
+    return True if any(not t for t in terms) else terms
+
+
+def _any(parts: list[Formula]) -> Formula:
+    if any(p is True for p in parts):
+        return True
+    terms: list[frozenset[str]] = []
+    for part in parts:
+        if part is None:
+            return None
+        if part is not False:
+            assert isinstance(part, tuple)
+            terms += part
+    if len(terms) > _MAX_TERMS:
+        return None
+    return tuple(terms) if terms else False
+
+
+def _nullable_rules(names: list[str], facts: list[Formula], bodies: list[ast.Expr],
+                    regex: dict[ast.RegexMacro, ast.Expr]) -> frozenset[int]:
+    """The rules that derive the empty string: their formulas solved as Horn clauses."""
+    ids = {name: i for i, name in enumerate(names)}
+    nullable = [False] * len(names)
+    waiting: list[list[tuple[int, int]]] = [[] for _ in names]  # rule -> (caller, term) needing it
+    missing: list[list[int]] = [[] for _ in names]  # per rule and term: names not nullable yet
+    opaque_users: list[list[int]] = [[] for _ in names]
+    pending: list[int] = []
+    recheck: set[int] = set()
+    for rule, formula in enumerate(facts):
+        if formula is True:
+            pending.append(rule)
+        elif formula is None:
+            recheck.add(rule)
+            for used in {ids[n] for n, _ in ast.referenced_rules(bodies[rule])}:
+                opaque_users[used].append(rule)
+        elif formula:
+            assert isinstance(formula, tuple)
+            for term, needed in enumerate(formula):
+                missing[rule].append(len(needed))
+                for name in needed:
+                    waiting[ids[name]].append((rule, term))
+    while pending or recheck:
+        while pending:
+            rule = pending.pop()
+            if nullable[rule]:
+                continue
+            nullable[rule] = True
+            for caller, term in waiting[rule]:
+                missing[caller][term] -= 1
+                if not missing[caller][term]:
+                    pending.append(caller)
+            recheck.update(r for r in opaque_users[rule] if not nullable[r])
+        if recheck:
+            rule = recheck.pop()
+            if not nullable[rule] and _derives_empty(
+                    bodies[rule], lambda name: nullable[ids[name]], regex):
+                pending.append(rule)
+    return frozenset(i for i, yes in enumerate(nullable) if yes)
+
+
+def _derives_empty(expr: ast.Expr, nullable: Callable[[str], bool],
+                   regex: dict[ast.RegexMacro, ast.Expr]) -> bool:
+    """Whether ``expr`` matches the empty string, given which rules are ``nullable``."""
+    results: list[bool] = []
+    stack: list[tuple[Any, int]] = [(expr, _VISIT)]
+    while stack:
+        node, step = stack.pop()
+        kind = type(node)
+        if step == _ALWAYS:
+            results[-1] = True
+        elif kind is ast.Literal:
+            results.append(not node.value)
+        elif kind is ast.CharClass or kind is ast.TokenSet:
+            results.append(False)
+        elif kind is ast.RuleRef:
+            results.append(nullable(node.name))
+        elif kind is ast.Sequence or kind is ast.Choice:
+            kids = node.items if kind is ast.Sequence else node.alternatives
+            if step == _VISIT:
+                stack.append((node, _COMBINE))
+                stack.extend((kid, _VISIT) for kid in kids)
+            elif not kids:
+                results.append(True)
+            else:
+                parts = results[len(results) - len(kids):]
+                del results[len(results) - len(kids):]
+                results.append(all(parts) if kind is ast.Sequence else any(parts))
+        elif kind is ast.Repeat:
+            if node.min == 0 or node.max == 0:
+                stack.append((node, _ALWAYS))
+            stack.append((node.item, _VISIT))
+        elif kind is ast.RegexMacro:
+            stack.append((_expanded(node, regex), _VISIT))
+        else:
+            results.append(_leaf_derives_empty(node))
+    return results[0]
+
+
+def _leaf_derives_empty(node: ast.Expr) -> bool:
+    """Whether a ``TagDispatch``, ``TokenTagDispatch`` or ``Substring`` matches the empty string."""
+    names = {name: 0 for _, name in getattr(node, "tags", ())}
     nfa = NFA(Budget(MAX_STATES))
-    start, end = build_expression(nfa, node, rule_ids, expand)
+    start, end = build_expression(nfa, node, names, expand_regex)
     return end in nfa.epsilon_closure((start,))
