@@ -192,7 +192,9 @@ class RuleAutomata:
         """Inline small callees into ``rule`` until done or past ``bound`` states.
 
         Returns whether ``rule`` is done within ``bound``; an unfinished rule resumes where it
-        stopped at the next request. At ``depth`` 0 only a rule without calls can be done.
+        stopped at the next request. At ``depth`` 0 only a rule without calls can be done. A
+        callee being inlined into further up (recursion) is copied as it stands: an NFA in the
+        middle of inlining still accepts its rule's language.
         """
         nfa = self._base(rule)
         if self._done[rule]:
@@ -211,9 +213,9 @@ class RuleAutomata:
                 if nfa.call_edges[p]:
                     kept = []
                     for callee, q in nfa.call_edges[p]:
-                        if (callee == rule or callee in self._busy
-                                or self._base(callee).num_states > limit
-                                or not self._advance(callee, limit, depth - 1)):
+                        if (callee == rule or self._base(callee).num_states > limit
+                                or (callee not in self._busy  # busy: inlined as it stands
+                                    and not self._advance(callee, limit, depth - 1))):
                             kept.append((callee, q))
                             continue
                         inner = self._base(callee)
