@@ -9,7 +9,7 @@ from dataclasses import dataclass, field
 from functools import cached_property
 from typing import TYPE_CHECKING, Any
 
-from grammarkit.diagnostics import Diagnostic, GrammarError, error
+from grammarkit.diagnostics import Diagnostic, GrammarError
 from grammarkit.ebnf import ast
 from grammarkit.source import SourceText, decode_source
 
@@ -170,20 +170,13 @@ class Grammar:
         Raises
         ------
         GrammarError
-            GK116 for a rule with ``max_chars``, which the automata do not enforce yet.
+            GK116 for a ``max_chars`` rule whose budget cannot be enforced (see
+            ``docs/diagnostics.md``), GK121 past the memory ceiling.
         """
         from grammarkit.automata.compiler import compile_grammar
 
-        budgeted = [r for r in self.ast.rules if any(a.key == "max_chars" for a in r.attributes)]
-        if budgeted:
-            with self._located_errors():
-                raise GrammarError([error(
-                    "GK116", f"`{budgeted[0].name}[max_chars=...]` is not enforced by "
-                    "grammarkit's recognizer and decoder yet", budgeted[0].name_span,
-                    "xgrammar ends the rule when its character budget runs out; remove "
-                    "`max_chars` to match without the budget")])
-
-        return compile_grammar(self.ast, self.root)
+        with self._located_errors():
+            return compile_grammar(self.ast, self.root)
 
     def matches(self, text: str | bytes, timeout: float | None = 60.0) -> bool:
         """Whether the whole of ``text`` is in the grammar's language (xgrammar's verdict).

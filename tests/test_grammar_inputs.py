@@ -31,10 +31,12 @@ def test_lone_surrogates_are_invalid_text_like_invalid_utf8(text: str | bytes) -
     assert [d.code for d in lint(text)] == ["GK113"]
 
 
-def test_max_chars_is_parsed_printed_and_refused_when_matching() -> None:
+def test_max_chars_is_parsed_printed_and_enforced_when_matching() -> None:
     grammar = Grammar.from_ebnf('root ::= v ">"\nv[max_chars=2] ::= [a-z]*')
     assert grammar.to_ebnf() == 'root ::= v ">"\nv[max_chars=2] ::= [a-z]*\n'
+    assert grammar.matches("ab>") and not grammar.matches("abc>")
+    recursive = Grammar.from_ebnf('root ::= v ">"\nv[max_chars=2] ::= "(" v ")" | [a-z]*')
     with pytest.raises(GrammarError) as info:
-        grammar.matches("ab>")
+        recursive.matches("ab>")
     (d,) = info.value.diagnostics
     assert d.code == "GK116" and d.position is not None and d.position.line == 2

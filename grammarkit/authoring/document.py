@@ -15,6 +15,8 @@ from functools import cached_property
 from grammarkit.analysis.charset import CharSet
 from grammarkit.analysis.lint import lint_parsed
 from grammarkit.analysis.properties import GrammarProperties
+from grammarkit.authoring.incremental import IncrementalParse, IncrementalParser
+from grammarkit.authoring.incremental_lint import IncrementalLinter
 from grammarkit.codepoints import MAX_CODEPOINT
 from grammarkit.diagnostics import Diagnostic
 from grammarkit.ebnf import ast
@@ -48,6 +50,20 @@ class Fix:
     edits: tuple[Edit, ...]
 
 
+class DocumentHistory:
+    """What one open document keeps from version to version: its incremental parser and linter.
+
+    Parameters
+    ----------
+    root
+        The root rule's name.
+    """
+
+    def __init__(self, root: str = "root"):
+        self.parser = IncrementalParser(root)
+        self.linter = IncrementalLinter(root)
+
+
 class GrammarDocument:
     """A grammar text and everything derived from it (each computed on first use).
 
@@ -59,16 +75,29 @@ class GrammarDocument:
         Its name in diagnostics.
     root
         The root rule's name.
+    history
+        The parser and linter of earlier versions of this document (an editor's), whose work
+        on the rules an edit did not touch is reused; by default everything is computed anew.
     """
 
-    def __init__(self, text: str, path: str = "<string>", root: str = "root"):
+    def __init__(self, text: str, path: str = "<string>", root: str = "root",
+                 history: DocumentHistory | None = None):
+        if history is not None and history.parser.root != root:
+            raise ValueError(f"the history's root is `{history.parser.root}`, not `{root}`")
         self.text = text
         self.source = SourceText(text, path)
         self.root = root
+        self._history = history
+
+    @cached_property
+    def _incremental(self) -> IncrementalParse | None:
+        return None if self._history is None else self._history.parser.update(self.text)
 
     @cached_property
     def _parsed(self) -> ParseResult:
-        return parse(self.text, self.root)
+        if self._incremental is None:
+            return parse(self.text, self.root)
+        return self._incremental.result
 
     @cached_property
     def rules(self) -> tuple[ast.Rule, ...]:
@@ -78,7 +107,9 @@ class GrammarDocument:
     @cached_property
     def diagnostics(self) -> list[Diagnostic]:
         """Errors and lint warnings, as ``grammarkit lint`` reports them."""
-        return lint_parsed(self._parsed, self.source, root=self.root)
+        if self._history is None or self._incremental is None:
+            return lint_parsed(self._parsed, self.source, root=self.root)
+        return self._history.linter.lint(self._incremental, self.source)
 
     # -- names -------------------------------------------------------------------------------
     @cached_property

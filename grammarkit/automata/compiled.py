@@ -36,6 +36,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any, Generic, Protocol, TypeVar
 
+from grammarkit.automata.char_budget import CharBudgetSubsets, size_of
 from grammarkit.automata.determinize import Automaton, determinize, minimize
 from grammarkit.automata.interval_subsets import Fragmented, IntervalSubsets
 from grammarkit.automata.lazy_dfa import PlainSubsets, Positions, SubsetBuilder, clamped
@@ -51,7 +52,8 @@ ByteEdges = tuple[tuple[int, int, int], ...]
 CallEdges = tuple[tuple[int, int], ...]
 TokenEdges = tuple[tuple[TokenEdge, int], ...]
 Content = Positions | tuple[int, ...]
-"""What a lazily built state stands for: a position set, or rank intervals (interval_subsets)."""
+"""What a lazily built state stands for: a position set, or rank intervals (interval_subsets),
+or (a budgeted rule's) a position set and a code-point count (char_budget)."""
 
 MAX_POSITIONS = 4_000_000
 """How many NFA positions the lazily built states of one grammar may hold (about 400 MB)."""
@@ -131,17 +133,23 @@ class CompiledGrammar:
         The rules that derive the empty string.
     spans
         Where each rule is defined (for the memory-ceiling diagnostic).
+    char_budgets
+        ``{rule: N}`` for rules with ``max_chars=N`` (flattened NFAs; see
+        :mod:`grammarkit.automata.char_budget`).
     """
 
     def __init__(self, rule_names: Sequence[str], root: int, rules: RuleSource,
-                 nullable: frozenset[int], spans: Sequence[Span | None]):
+                 nullable: frozenset[int], spans: Sequence[Span | None],
+                 char_budgets: dict[int, int] | None = None):
         self.rule_names = tuple(rule_names)
         self.root = root
         self.nullable = nullable
         self._rules = rules
         self._spans = list(spans)
         self._starts = [-1] * len(self._rules)
-        self._builders: list[SubsetBuilder | IntervalSubsets | None] = [None] * len(self._rules)
+        self._builders: list[SubsetBuilder | IntervalSubsets | CharBudgetSubsets | None] = (
+            [None] * len(self._rules))
+        self._char_budgets = char_budgets or {}
         self._index: dict[tuple[int, Content], int] = {}
         self._content: list[Content | None] = []
         self._bytes: list[ByteEdges | None] = []
@@ -157,9 +165,9 @@ class CompiledGrammar:
         self.call_edges: LazyEdges[CallEdges] = LazyEdges(self._calls, self._expand)
         self.token_edges: LazyEdges[TokenEdges] = LazyEdges(self._tokens, self._expand)
         self.rule_start = _RuleStarts(self)
-        self.counted = False
-        """Whether some rule built so far has counted repetitions (then :meth:`canonical_state`
-        matters)."""
+        self.counted = bool(self._char_budgets)
+        """Whether some rule built so far has counted repetitions or a character budget (then
+        :meth:`canonical_state` matters)."""
         self.entry_state = self._new_state(self.num_rules, None, ((root, 1),))
         self.accept_state = self._new_state(self.num_rules, None, ())
         self.finals.add(self.accept_state)
@@ -186,6 +194,11 @@ class CompiledGrammar:
         source = self._rules[rule]
         if isinstance(source, NFA) and source.counted:
             self.counted = True
+        if rule in self._char_budgets:
+            assert isinstance(source, NFA)
+            budgeted = CharBudgetSubsets(SubsetBuilder.for_nfa(source), self._char_budgets[rule])
+            self._builders[rule] = budgeted
+            return self._lazy_state(rule, budgeted.start())
         if isinstance(source, NFA) and not source.counted and source.num_states <= EAGER_LIMIT:
             dfa = determinize(source, max(_DFA_GROWTH * source.num_states, 256))
             if dfa is not None:
@@ -214,8 +227,9 @@ class CompiledGrammar:
         key = (rule, positions)
         found = self._index.get(key)
         if found is None:
-            self._positions += len(positions)
-            self._rule_positions[rule] += len(positions)
+            size = len(positions) if rule not in self._char_budgets else size_of(positions)
+            self._positions += size
+            self._rule_positions[rule] += size
             if self._positions > MAX_POSITIONS:
                 raise GrammarError([error(
                     "GK121", f"grammar too large: its automata reach the memory ceiling of "
@@ -250,6 +264,9 @@ class CompiledGrammar:
                 self._to_plain_sets(rule, builder)
                 self._expand(state)
                 return
+        elif isinstance(builder, CharBudgetSubsets):
+            assert isinstance(positions, tuple)
+            moves = (builder.byte_moves(positions), [], [])
         else:
             assert isinstance(positions, frozenset)
             moves = (builder.byte_moves(positions), builder.call_moves(positions),
@@ -289,13 +306,22 @@ class CompiledGrammar:
         self._builders[rule] = PlainSubsets(builder.nfa)
         self._rebuild_index(rule, tuple, builder.expand)
 
+    def _budget_content(self, state: int) -> tuple[CharBudgetSubsets, Any] | None:
+        """The builder and content of ``state`` if its rule has ``max_chars``, else ``None``."""
+        rule = self.state_rule[state]
+        if rule not in self._char_budgets:
+            return None
+        builder = self._builders[rule]
+        assert isinstance(builder, CharBudgetSubsets)
+        return builder, self._content[state]
+
     def _counted_positions(self, state: int) -> Positions | None:
         """The positions of ``state`` if its rule has counted repetitions, else ``None``."""
         positions = self._content[state]
         if not isinstance(positions, frozenset):
             return None
         builder = self._builders[self.state_rule[state]]
-        return positions if builder is not None and builder.counted else None
+        return positions if isinstance(builder, SubsetBuilder) and builder.counted else None
 
     def canonical_state(self, state: int, horizon: int) -> int:
         """A state accepting the same byte strings as ``state`` up to ``horizon`` bytes long.
@@ -304,6 +330,10 @@ class CompiledGrammar:
         (:meth:`~grammarkit.automata.nfa.Loop.clamp`), so a decoder sees the middle of
         ``[a-z]{0,100000}`` as one state. Other states are their own canonical state.
         """
+        budgeted = self._budget_content(state)
+        if budgeted is not None:
+            return self._lazy_state(self.state_rule[state],
+                                    budgeted[0].clamped(budgeted[1], horizon))
         positions = self._counted_positions(state)
         if positions is None:
             return state
@@ -324,6 +354,9 @@ class CompiledGrammar:
         exactly like running them (if one iteration leaves the other positions as they are).
         ``None`` when ``state`` does not qualify or fewer than 2 iterations are left.
         """
+        budgeted = self._budget_content(state)
+        if budgeted is not None:
+            return budgeted[0].run_limit(budgeted[1])
         frame = self._run_frame(state)
         if frame is None:
             return None
@@ -353,6 +386,10 @@ class CompiledGrammar:
 
     def shifted(self, state: int, iterations: int) -> int:
         """``state`` with the count of its :meth:`run_limit` loop raised by ``iterations``."""
+        budgeted = self._budget_content(state)
+        if budgeted is not None:
+            return self._lazy_state(self.state_rule[state],
+                                    budgeted[0].shifted(budgeted[1], iterations))
         frame = self._run_frame(state)
         positions = self._counted_positions(state)
         assert frame is not None and positions is not None

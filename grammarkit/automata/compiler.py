@@ -12,6 +12,9 @@ other rule is compiled the first time the recognizer or the decoder asks for it
 2. **Flatten lazy rules** (``name[lazy] ::= ...``, done up front): expand every rule they
    reference (which must not recurse), determinize, then cut the edges leaving final states, so
    the rule ends at the first point where it can (xgrammar 0.2.8's shortest-match semantics).
+   **Budgeted rules** (``name[max_chars=N] ::= ...``) are expanded the same way, up front: their
+   automaton counts code points (:mod:`grammarkit.automata.char_budget`), so it must hold the
+   whole text of the rule; they are never inlined into their callers.
 3. **Inline** small rules into their callers (as xgrammar does), a callee's own calls first, to
    a bounded depth: chains of small rules collapse, and asking for one rule of a 250,000-rule
    chain compiles a handful; calls to larger or recursive rules stay call edges.
@@ -33,6 +36,7 @@ from collections.abc import Callable
 from typing import Any
 
 from grammarkit._gc import paused_gc
+from grammarkit.automata.char_budget import budgeted_rule_names
 from grammarkit.automata.compiled import CompiledGrammar
 from grammarkit.automata.construct import build_expression
 from grammarkit.automata.determinize import Automaton, determinize, minimize, trim
@@ -65,7 +69,8 @@ def compile_grammar(grammar: ast.GrammarAST, root: str = "root") -> CompiledGram
     ------
     GrammarError
         ``GK105`` if ``root`` is not defined, ``GK103`` for an undefined reference, ``GK121``
-        for a lazy rule that cannot be flattened, or the error of an invalid ``Regex`` pattern.
+        for a lazy rule that cannot be flattened, ``GK116`` for a ``max_chars`` rule that cannot
+        be flattened, or the error of an invalid ``Regex`` pattern.
         A rule beyond the memory ceiling raises ``GK121`` when it is first reached.
     """
     with paused_gc():  # many small lists, no cycles: collections only slow it down
@@ -83,7 +88,7 @@ def _compile(grammar: ast.GrammarAST, root: str) -> CompiledGrammar:
     automata = RuleAutomata(nodes, regex)
     nullable = _nullable_rules(names, facts, [rule.body for rule in nodes], regex)
     return CompiledGrammar(names, automata.rule_ids[root], automata, nullable,
-                           [rule.name_span or rule.span for rule in nodes])
+                           [rule.name_span or rule.span for rule in nodes], automata.budgeted)
 
 
 class RuleAutomata:
@@ -107,8 +112,15 @@ class RuleAutomata:
         self._lazy_source: dict[int, NFA] = {}
         self._unrolled = (set(_reachable_ids(rules, self.rule_ids, sorted(self._lazy)))
                           if self._lazy else set())
+        self.budgeted = {self.rule_ids[name]: n for name, n in budgeted_rule_names(rules).items()}
+        """``{rule: N}`` for the rules with ``max_chars=N``."""
         for i in sorted(self._lazy):
+            if self.budgeted:
+                self._check_no_budget_inside_lazy(i)
             self._base(i)
+        for i in self.budgeted:
+            nfa = self._nfas[i] = self._flattened_budgeted(i)
+            self._own[i] = nfa.num_states
 
     def __len__(self) -> int:
         return len(self.rules)
@@ -188,6 +200,51 @@ class RuleAutomata:
             raise _too_large(node) from None
         return nfa
 
+    def _check_no_budget_inside_lazy(self, rule: int) -> None:
+        """Raise GK116 if lazy ``rule`` reaches a budgeted rule (flattening would drop it)."""
+        inside = sorted(self._reachable(rule) & set(self.budgeted))
+        if inside:
+            name = self.rules[rule].name
+            raise _budget_error(self.rules[inside[0]], f"lazy rule `{name}` uses it",
+                                "a budget inside a lazy rule is not supported; move `max_chars` "
+                                f"to `{name}` or drop `lazy`")
+
+    def _reachable(self, rule: int) -> set[int]:
+        """The rules ``rule`` calls, directly or not (``rule`` itself only through recursion)."""
+        seen: set[int] = set()
+        stack = [rule]
+        while stack:
+            for callee in _callees(self._source(stack.pop())):
+                if callee not in seen:
+                    seen.add(callee)
+                    stack.append(callee)
+        return seen
+
+    def _flattened_budgeted(self, rule: int) -> NFA:
+        """Budgeted ``rule``'s automaton with every rule it references expanded.
+
+        Raises GK116 when that is not possible or would not keep xgrammar's semantics: the rule
+        is recursive, uses another budgeted rule, or matches vocabulary tokens.
+        """
+        node = self.rules[rule]
+
+        def fail(why: str) -> GrammarError:
+            return _budget_error(node, why, "a budgeted rule must be regular (literals, classes, "
+                                 "repetitions and references to non-recursive rules without "
+                                 "`max_chars`); remove `max_chars` to match without the budget")
+
+        _check_acyclic(rule, lambda r: _callees(self._source(r)), fail)
+        if self._reachable(rule) & set(self.budgeted):
+            raise fail("it uses another rule with `max_chars` (nested budgets)")
+        flat = NFA(self.budget)
+        try:
+            flat.start, flat.finals = _copy_expanded(self._base(rule), self._base, flat)
+        except BudgetExceeded:
+            raise _too_large(node) from None
+        if any(flat.token_edges):
+            raise fail("it matches vocabulary tokens")
+        return flat
+
     def _advance(self, rule: int, bound: int | None, depth: int) -> bool:
         """Inline small callees into ``rule`` until done or past ``bound`` states.
 
@@ -213,7 +270,8 @@ class RuleAutomata:
                 if nfa.call_edges[p]:
                     kept = []
                     for callee, q in nfa.call_edges[p]:
-                        if (callee == rule or self._base(callee).num_states > limit
+                        if (callee == rule or callee in self.budgeted
+                                or self._base(callee).num_states > limit
                                 or (callee not in self._busy  # busy: inlined as it stands
                                     and not self._advance(callee, limit, depth - 1))):
                             kept.append((callee, q))
@@ -270,6 +328,12 @@ def _ends_rule(nfa: NFA, state: int) -> bool:
     closure = nfa.epsilon_closure({state})
     return not closure.isdisjoint(nfa.finals) and not any(
         nfa.byte_edges[s] or nfa.call_edges[s] or nfa.token_edges[s] for s in closure)
+
+
+def _budget_error(node: ast.Rule, why: str, hint: str) -> GrammarError:
+    return GrammarError([error(
+        "GK116", f"`{node.name}[max_chars=...]` is not enforced: {why}",
+        node.name_span or node.span, hint)])
 
 
 def _callees(nfa: NFA) -> set[int]:

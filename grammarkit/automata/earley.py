@@ -383,9 +383,13 @@ class Recognizer:
                         raise
                     last_frame, last_config = frame, config
                 own, others, predicted = last_found
-                run = tables.counted_run(config) if tables.adds_nothing(own, config) else None
-                if run is not None and not run.first & tables.scannable(others, predicted):
-                    # iterations of a counted repetition that only its own group can scan
+                added = tables.added_scans(own, config)
+                run = tables.counted_run(config) if added is not None else None
+                if run is not None and added is not None and not run.first & (
+                        added | tables.scannable(others, predicted)):
+                    # iterations of a counted repetition that only its own group can scan (the
+                    # states completions add beside it, like the rest of a rule that called a
+                    # budgeted one at the same position, die at each and come back)
                     done, stop = run.scan(data, position - offset, end - offset)
                     if done:
                         position = stop + offset
@@ -704,7 +708,7 @@ class _Tables:
         self._pushes: dict[int, re.Pattern[bytes] | None] = {}
         self._counted: dict[int, _CountedRun | None] = {}
         self._first_bits: dict[int, int] = {}
-        self._adds_nothing: dict[tuple[int, int], bool] = {}
+        self._added_scans: dict[tuple[int, int], int | None] = {}
         self._shapes: dict[tuple[int, ...], _Template] = {}
 
     # -- configurations --------------------------------------------------------------------------
@@ -892,17 +896,17 @@ class _Tables:
         self._shapes[shape] = (own, tuple(placed), predicted)
         return True
 
-    def adds_nothing(self, own: int, config: int) -> bool:
-        """Whether ``own`` is ``config`` plus states without edges (accepted completions)."""
+    def added_scans(self, own: int, config: int) -> int | None:
+        """The bytes the states ``own`` adds to ``config`` can scan (a 256-bit int), or
+        ``None`` if ``own`` does not hold all of ``config``."""
         if own == config:
-            return True
+            return 0
         key = (own, config)
-        found = self._adds_nothing.get(key)
-        if found is None:
-            g = self.g
-            found = self._adds_nothing[key] = self.configs[config] <= self.configs[own] and not any(
-                g.byte_edges[s] or g.call_edges[s] or g.token_edges[s]
-                for s in self.configs[own] - self.configs[config])
+        found = self._added_scans.get(key, -1)
+        if found == -1:
+            found = self._added_scans[key] = (
+                self.first_bits(self.difference(own, config))
+                if self.configs[config] <= self.configs[own] else None)
         return found
 
     def scannable(self, groups: dict[Frame, int], predicted: int) -> int:

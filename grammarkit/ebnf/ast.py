@@ -9,9 +9,38 @@ them ``None``.
 from __future__ import annotations
 
 from collections.abc import Iterator
-from dataclasses import dataclass, field
+from dataclasses import MISSING, dataclass, field, fields
+from typing import Any, TypeVar
+
+_Node = TypeVar("_Node")
 
 
+def _fast_init(cls: type[_Node]) -> type[_Node]:
+    """Give a frozen, slotted dataclass an ``__init__`` that writes its slots directly.
+
+    The generated one goes through ``object.__setattr__`` per field, twice as slow; parsing a
+    1 MB grammar builds several hundred thousand nodes and spans, so the difference shows.
+    Signature, defaults, equality, hashing and immutability are the dataclass's own.
+    """
+    params, lines, scope = [], [], {}
+    for f in fields(cls):  # type: ignore[arg-type]
+        scope[f"_set_{f.name}"] = cls.__dict__[f.name].__set__
+        if f.default is MISSING:
+            params.append(f.name)
+        else:
+            scope[f"_default_{f.name}"] = f.default
+            params.append(f"{f.name}=_default_{f.name}")
+        lines.append(f"    _set_{f.name}(self, {f.name})")
+    namespace: dict[str, Any] = {}
+    source = f"def __init__(self, {', '.join(params)}):\n" + "\n".join(lines)
+    exec(source, scope, namespace)  # noqa: S102 - as dataclasses does; built from field names
+    init = namespace["__init__"]
+    init.__qualname__ = f"{cls.__qualname__}.__init__"
+    cls.__init__ = init  # type: ignore[method-assign]
+    return cls
+
+
+@_fast_init
 @dataclass(frozen=True, slots=True)
 class Span:
     """A half-open range ``[start, end)`` of character offsets into a source text."""
@@ -20,6 +49,7 @@ class Span:
     end: int
 
 
+@_fast_init
 @dataclass(frozen=True, slots=True)
 class Literal:
     """A string literal: the code points it matches, in order (``""`` matches empty)."""
@@ -28,6 +58,7 @@ class Literal:
     span: Span | None = field(default=None, compare=False)
 
 
+@_fast_init
 @dataclass(frozen=True, slots=True)
 class CharClass:
     """One code point from inclusive ``ranges`` (or outside them when ``negated``)."""
@@ -37,6 +68,7 @@ class CharClass:
     span: Span | None = field(default=None, compare=False)
 
 
+@_fast_init
 @dataclass(frozen=True, slots=True)
 class RuleRef:
     """A reference to the rule called ``name``."""
@@ -45,6 +77,7 @@ class RuleRef:
     span: Span | None = field(default=None, compare=False)
 
 
+@_fast_init
 @dataclass(frozen=True, slots=True)
 class Sequence:
     """Juxtaposition; the empty sequence (``()``) matches the empty string."""
@@ -53,6 +86,7 @@ class Sequence:
     span: Span | None = field(default=None, compare=False)
 
 
+@_fast_init
 @dataclass(frozen=True, slots=True)
 class Choice:
     """Alternation ``a | b | ...``."""
@@ -61,6 +95,7 @@ class Choice:
     span: Span | None = field(default=None, compare=False)
 
 
+@_fast_init
 @dataclass(frozen=True, slots=True)
 class Repeat:
     """``item`` repeated between ``min`` and ``max`` times (``max=None``: unbounded).
@@ -75,6 +110,7 @@ class Repeat:
     span: Span | None = field(default=None, compare=False)
 
 
+@_fast_init
 @dataclass(frozen=True, slots=True)
 class TagDispatch:
     """``TagDispatch(("tag", rule), ..., loop_after_dispatch=..., excludes=(...))``."""
@@ -85,6 +121,7 @@ class TagDispatch:
     span: Span | None = field(default=None, compare=False)
 
 
+@_fast_init
 @dataclass(frozen=True, slots=True)
 class TokenSet:
     """``Token(id, ...)`` (one of the ids) or ``ExcludeToken(id, ...)`` (any other token)."""
@@ -94,6 +131,7 @@ class TokenSet:
     span: Span | None = field(default=None, compare=False)
 
 
+@_fast_init
 @dataclass(frozen=True, slots=True)
 class TokenTagDispatch:
     """``TokenTagDispatch((id, rule), ..., loop_after_dispatch=..., excludes=(id, ...))``."""
@@ -104,6 +142,7 @@ class TokenTagDispatch:
     span: Span | None = field(default=None, compare=False)
 
 
+@_fast_init
 @dataclass(frozen=True, slots=True)
 class RegexMacro:
     """``Regex("pattern", json_string=false, flags="...")``: an embedded regular expression."""
@@ -114,6 +153,7 @@ class RegexMacro:
     span: Span | None = field(default=None, compare=False)
 
 
+@_fast_init
 @dataclass(frozen=True, slots=True)
 class Substring:
     """``Substring("s1", ...)``: any substring of one of the given strings."""
@@ -137,6 +177,7 @@ Expr = (
 )
 
 
+@_fast_init
 @dataclass(frozen=True, slots=True)
 class Attribute:
     """A rule attribute ``name[key=value]``; ``value`` is ``None`` for a bare flag."""
@@ -146,6 +187,7 @@ class Attribute:
     span: Span | None = field(default=None, compare=False)
 
 
+@_fast_init
 @dataclass(frozen=True, slots=True)
 class Rule:
     """``name ::= body (= lookahead)``."""
@@ -158,6 +200,7 @@ class Rule:
     name_span: Span | None = field(default=None, compare=False)
 
 
+@_fast_init
 @dataclass(frozen=True, slots=True)
 class Comment:
     """A ``#`` comment (text without the ``#``), kept so the formatter can reprint it."""
@@ -166,6 +209,7 @@ class Comment:
     span: Span
 
 
+@_fast_init
 @dataclass(frozen=True, slots=True)
 class GrammarAST:
     """A whole grammar: its rules in source order, and its comments."""

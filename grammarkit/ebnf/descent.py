@@ -20,7 +20,6 @@ from grammarkit.ebnf.lalr import Action, Token
 MAX_DEPTH = 100
 """Group nesting handled here; deeper rules go to the LALR driver, which needs no recursion."""
 
-_ELEMENT_STARTS = frozenset({"STRING", "CLASS", "IDENT", "LPAR"})
 _LEAVES = {"STRING": "string", "CLASS": "char_class", "IDENT": "rule_ref"}
 _SUFFIXES = {"STAR": "star", "PLUS": "plus", "QMARK": "optional"}
 
@@ -78,40 +77,41 @@ class _Reader:
         return self.actions["choices"](self.context, children, *span), at
 
     def sequence(self, at: int, depth: int) -> tuple[Any, int]:
-        tokens, count = self.tokens, self.count
+        """``sequence: item+``, each ``item: element quantifier?`` read in this one loop."""
+        tokens, count, context, leaves = self.tokens, self.count, self.context, self.leaves
         first = at
         items = []
-        while at < count and tokens[at].type in _ELEMENT_STARTS:
-            item, at = self.item(at, depth)
-            items.append(item)
+        while at < count:
+            token = tokens[at]
+            leaf = leaves.get(token.type)
+            if leaf is not None:
+                element = leaf(context, [token], token.start, token.end)
+                at += 1
+            elif token.type == "LPAR":
+                element, at = self.group(at, depth)
+            else:
+                break
+            if at < count:
+                quantifier, end = self.quantifier(at)
+                if quantifier is not None:
+                    span = token.start, tokens[end - 1].end
+                    element = self.actions["item"](context, [element, quantifier], *span)
+                    at = end
+            items.append(element)  # `item: element` forwards its child
         if not items:
             raise _NotPlain
         span = tokens[first].start, tokens[at - 1].end
-        return self.actions["sequence"](self.context, items, *span), at
+        return self.actions["sequence"](context, items, *span), at
 
-    def item(self, at: int, depth: int) -> tuple[Any, int]:
-        tokens = self.tokens
-        first = at
-        token = tokens[at]
-        leaf = self.leaves.get(token.type)
-        if leaf is not None:
-            element = leaf(self.context, [token], token.start, token.end)
-            at += 1
-        else:
-            element, at = self.group(at, depth)
-        if at == self.count:
-            return element, at
-        token = tokens[at]
+    def quantifier(self, at: int) -> tuple[Any, int]:
+        """The quantifier at ``tokens[at]`` and the index after it, or ``(None, at)``."""
+        token = self.tokens[at]
         suffix = self.suffixes.get(token.type)
         if suffix is not None:
-            quantifier = suffix(self.context, [token], token.start, token.end)
-            at += 1
-        elif token.type == "LBRACE":
-            quantifier, at = self.braces(at)
-        else:
-            return element, at  # `item: element` forwards its child
-        span = tokens[first].start, tokens[at - 1].end
-        return self.actions["item"](self.context, [element, quantifier], *span), at
+            return suffix(self.context, [token], token.start, token.end), at + 1
+        if token.type == "LBRACE":
+            return self.braces(at)
+        return None, at
 
     def group(self, at: int, depth: int) -> tuple[Any, int]:
         tokens, count = self.tokens, self.count

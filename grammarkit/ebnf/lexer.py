@@ -77,13 +77,15 @@ class GkToken:
 
     __slots__ = ("end", "payload", "seq", "start", "type", "value")
 
-    def __init__(self, kind: str, value: str, start: int, end: int, payload: Any = None):
+    def __init__(
+        self, kind: str, value: str, start: int, end: int, payload: Any = None, seq: int = 0
+    ):
         self.type = kind
         self.value = value
         self.start = start
         self.end = end
         self.payload = payload
-        self.seq = 0
+        self.seq = seq
 
     def __repr__(self) -> str:
         return f"GkToken({self.type}, {self.value!r}, {self.start})"
@@ -134,7 +136,7 @@ class Lexer:
         self.diagnostics.append(error(code, message, Span(start, end if end else start + 1), hint))
 
     def _emit(self, kind: str, start: int, end: int, payload: Any = None) -> GkToken:
-        token = GkToken(kind, self.text[start:end], start, end, payload)
+        token = GkToken(kind, self.text[start:end], start, end, payload, len(self.tokens))
         self.tokens.append(token)
         return token
 
@@ -443,24 +445,24 @@ class Lexer:
             pos = end - len(value)
             if kind == "name":
                 if value in ("true", "false"):
-                    tokens.append(GkToken("BOOL", value, pos, end, value == "true"))
+                    tokens.append(GkToken("BOOL", value, pos, end, value == "true", len(tokens)))
                 else:
                     kind = "MACRO" if value in MACRO_NAMES else "IDENT"
-                    tokens.append(GkToken(kind, value, pos, end, (value, ())))
+                    tokens.append(GkToken(kind, value, pos, end, (value, ()), len(tokens)))
             elif kind == "string":
                 body = value[1:-1]
                 if "\\" in body:
                     body = _ESCAPE.sub(_simple_escape, body)
-                tokens.append(GkToken("STRING", value, pos, end, body))
+                tokens.append(GkToken("STRING", value, pos, end, body, len(tokens)))
             elif kind == "integer":
-                tokens.append(GkToken("INT", value, pos, end, int(value)))
+                tokens.append(GkToken("INT", value, pos, end, int(value), len(tokens)))
             elif kind == "char_class":
                 plain = _plain_class(value)
                 if plain is None:
                     break  # a reversed range: the careful scanner reports it (from `pos`)
-                tokens.append(GkToken("CLASS", value, pos, end, (plain, [])))
+                tokens.append(GkToken("CLASS", value, pos, end, (plain, []), len(tokens)))
             else:
-                tokens.append(GkToken(_COMMON_KINDS[value], value, pos, end))
+                tokens.append(GkToken(_COMMON_KINDS[value], value, pos, end, None, len(tokens)))
             pos = end
         self.pos = pos
 

@@ -129,8 +129,6 @@ def parse(text: str, root: str = "root") -> ParseResult:
 def _parse(text: str, root: str) -> ParseResult:
     lexed = tokenize(text)
     tokens = lexed.tokens
-    for i, token in enumerate(tokens):
-        token.seq = i
     problems = _Problems()
     for d in lexed.diagnostics:
         phase = 1 if d.code == "GK109" else 0
@@ -481,16 +479,16 @@ class _RuleBuilder:
 
     def _string(self, values: list[Any], start: int, end: int) -> ast.Expr:
         token: GkToken = values[0]
-        return ast.Literal(token.payload, _span(token))
+        return ast.Literal(token.payload, ast.Span(token.start, token.end))  # never empty
 
     def _char_class(self, values: list[Any], start: int, end: int) -> ast.Expr:
         token: GkToken = values[0]
         value: CharClassValue = token.payload[0]
-        return ast.CharClass(value.ranges, value.negated, _span(token))
+        return ast.CharClass(value.ranges, value.negated, ast.Span(token.start, token.end))
 
     def _rule_ref(self, values: list[Any], start: int, end: int) -> ast.Expr:
         token: GkToken = values[0]
-        return ast.RuleRef(token.payload[0], _span(token))
+        return ast.RuleRef(token.payload[0], ast.Span(token.start, token.end))
 
     # -- macros ------------------------------------------------------------------------------
     def _value(self, values: list[Any], start: int, end: int) -> Any:

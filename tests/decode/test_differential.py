@@ -95,6 +95,9 @@ FEATURES: dict[str, Callable[[Vocabulary], str]] = {
     "counted-to-max": lambda v: 'root ::= "<" [a-z ]{0,150} ">" [0-9]{0,300}',
     "counted-nested": lambda v: 'root ::= ("ab"{2,50} [0-9]{0,2000} ","){1,20} "."',
     "counted-alternatives": lambda v: 'root ::= ("ab" | "c" | "de"){40,500} "!"',
+    # character budgets: the rule ends where it can once it has matched N code points
+    "max-chars": lambda v: ('root ::= "A: " v "." w\nv[max_chars=20] ::= [^.]*\n'
+                            'w[max_chars=6] ::= "ok" [a-z ]*'),
 }
 
 

@@ -52,6 +52,8 @@ CASES: list[tuple[str, list[str]]] = [
     ('root ::= Regex("a{2}{3}")', ["aa", "aaaaaa"]),
     ('root ::= Regex("a+?")', ["", "aa"]),
     ('root ::= Regex("a}")', ["a}"]),
+    # a large counted group, not unrolled
+    ('root ::= Regex("(ab){2,50000}")', ["ab", "abab", "aba", "ab" * 50000, "ab" * 50001]),
     # rule attributes temperature and max_chars
     ('root ::= value\nvalue[temperature=0.7] ::= "a"', ["a", "b"]),
     ('root ::= v\nv[temperature=1.5e3] ::= "a"', ["a"]),
@@ -59,6 +61,9 @@ CASES: list[tuple[str, list[str]]] = [
     ('root ::= v\nv[temperature=-1] ::= "a"', ["a"]),
     ('root ::= v\nv[max_chars=-1] ::= "a"', ["a"]),
     ('root ::= v\nv[max_chars=2, max_chars=3] ::= "a"', ["a"]),
+    ('root ::= any_text "."\nany_text[max_tokens=2, max_chars=4] ::= [^.]*',
+     ["abcd.", "abcde.", "\u4f60\u4f60\u4f60\u4f60.", "."]),
+    ('root ::= value\nvalue[temperature=0.7, max_chars=3] ::= [a-z]+', ["abc", "abcd"]),
 ]
 
 
