@@ -406,34 +406,28 @@ class CompiledGrammar:
         with the rule; computed on the NFAs, counters ignored (a superset, never built lazily).
         """
         nfas = [r if isinstance(r, NFA) else _as_nfa(r) for r in self._all_rules()]
-        first = [0] * (self.num_rules + 1)
-        changed = True
-        while changed:  # FIRST sets of the rules
-            changed = False
-            for rule, nfa in enumerate(nfas):
-                bits = _scannable(nfa, _loose_closure(nfa, [nfa.start], self.nullable), first)
-                if bits != first[rule]:
-                    first[rule] = bits
-                    changed = True
-        follow = [0] * (self.num_rules + 1)
-        inherits: list[set[int]] = [set() for _ in follow]
+        count = self.num_rules + 1
+        first = [0] * count  # FIRST sets: own bytes, then those of rules called first
+        first_users: list[set[int]] = [set() for _ in range(count)]
+        for rule, nfa in enumerate(nfas):
+            bits, called = _scannable(nfa, _loose_closure(nfa, [nfa.start], self.nullable))
+            first[rule] = bits
+            for callee in called:
+                first_users[callee].add(rule)
+        _propagate(first, first_users)
+        follow = [0] * count
+        heirs: list[set[int]] = [set() for _ in range(count)]  # rule -> callees ending it
         for rule, nfa in enumerate(nfas):
             for s in range(nfa.num_states):
                 for callee, target in nfa.call_edges[s]:
                     after = _loose_closure(nfa, [target], self.nullable)
-                    follow[callee] |= _scannable(nfa, after, first)
+                    bits, called = _scannable(nfa, after)
+                    for other in called:
+                        bits |= first[other]
+                    follow[callee] |= bits
                     if not after.isdisjoint(nfa.finals):
-                        inherits[callee].add(rule)
-        changed = True
-        while changed:
-            changed = False
-            for rule, others in enumerate(inherits):
-                merged = follow[rule]
-                for other in others:
-                    merged |= follow[other]
-                if merged != follow[rule]:
-                    follow[rule] = merged
-                    changed = True
+                        heirs[rule].add(callee)
+        _propagate(follow, heirs)
         return follow
 
     def _all_rules(self) -> list[NFA | Automaton]:
@@ -574,12 +568,26 @@ def _loose_closure(nfa: NFA, seeds: list[int], nullable: frozenset[int]) -> set[
     return seen
 
 
-def _scannable(nfa: NFA, states: set[int], first: list[int]) -> int:
-    """Bytes ``states`` or the rules they call can scan first, as a 256-bit int."""
+def _scannable(nfa: NFA, states: set[int]) -> tuple[int, set[int]]:
+    """Bytes ``states`` can scan (a 256-bit int), and the rules they call."""
     bits = 0
+    called: set[int] = set()
     for s in states:
         for lo, hi, _ in nfa.byte_edges[s]:
             bits |= ((1 << (hi + 1 - lo)) - 1) << lo
         for rule, _ in nfa.call_edges[s]:
-            bits |= first[rule]
-    return bits
+            called.add(rule)
+    return bits, called
+
+
+def _propagate(bits: list[int], users: list[set[int]]) -> None:
+    """Close ``bits`` under ``bits[u] |= bits[r]`` for every ``u`` in ``users[r]`` (a worklist)."""
+    pending = [r for r in range(len(bits)) if bits[r] and users[r]]
+    while pending:
+        rule = pending.pop()
+        value = bits[rule]
+        for user in users[rule]:
+            merged = bits[user] | value
+            if merged != bits[user]:
+                bits[user] = merged
+                pending.append(user)
