@@ -36,6 +36,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any, Generic, Protocol, TypeVar
 
+from grammarkit._gc import paused_gc
 from grammarkit.automata.char_budget import CharBudgetSubsets, size_of
 from grammarkit.automata.determinize import Automaton, determinize, minimize
 from grammarkit.automata.interval_subsets import Fragmented, IntervalSubsets
@@ -432,7 +433,8 @@ class CompiledGrammar:
 
     def _all_rules(self) -> list[NFA | Automaton]:
         """Every rule's automaton before determinization (compiling the rules not reached yet)."""
-        return [self._rules[r] for r in range(self.num_rules)]
+        with paused_gc():
+            return [self._rules[r] for r in range(self.num_rules)]
 
     def build_all(self, limit: int) -> bool:
         """Build every rule's automaton completely, rule by rule (a deterministic numbering).

@@ -32,6 +32,7 @@ limit of its own.
 
 from __future__ import annotations
 
+import gc
 from collections.abc import Callable
 from typing import Any
 
@@ -127,7 +128,13 @@ class RuleAutomata:
 
     def __getitem__(self, rule: int) -> NFA:
         if not self._done[rule]:
-            self._advance(rule, None, INLINE_DEPTH)
+            collecting = gc.isenabled()
+            gc.disable()  # many small lists, no cycles (paused_gc's freeze costs more per rule)
+            try:
+                self._advance(rule, None, INLINE_DEPTH)
+            finally:
+                if collecting:
+                    gc.enable()
         nfa = self._nfas[rule]
         assert nfa is not None
         return nfa
