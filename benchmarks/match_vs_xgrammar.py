@@ -20,23 +20,32 @@ A second table times the ambiguous grammars of issue 8 (``x ::= x x | "a" | ""``
 root root | "a"``) on runs of ``a``: grammarkit up to 2,000 characters, xgrammar up to
 ``--ambiguous-xgrammar-max`` characters (it takes 20 s at 400 on the first grammar).
 
-Run: ``python benchmarks/match_vs_xgrammar.py [--repeat N] [--quick]``.
+A third table (unless ``--quick``) times nested documents as real JSON nests, about 10 MB each:
+5 million nested arrays, 1.25 million nested objects, a pretty-printed package-lock.json-like
+document and a GeoJSON-like feature collection, under two grammars: xgrammar's builtin JSON
+grammar, and the grammar ``Grammar.from_json_schema`` writes for a schema of that document's
+nested objects (xgrammar gets the same EBNF). Each engine runs in a child process of its own
+(best of ``--repeat`` runs, CPU time, after a warm-up on a small document); ``peak RSS`` is
+that child's peak resident memory and ``+match`` its growth while matching.
+
+Run: ``python benchmarks/match_vs_xgrammar.py [--repeat N] [--quick | --nested-only]``.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import os
 import random
 import resource
+import subprocess
+import sys
+import tempfile
 import time
 import tracemalloc
 from collections.abc import Callable
 from functools import partial
 from typing import Any
-
-import xgrammar as xgr
-from xgrammar.testing import _is_grammar_accept_string
 
 from grammarkit.grammar import Grammar
 
@@ -92,6 +101,19 @@ def maxrss_mb() -> float:
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1e3
 
 
+def peak_rss_mb() -> float:
+    """This process's peak resident memory in MB: ``VmHWM`` where Linux has it (``ru_maxrss``
+    would include the parent's peak, which Linux carries across ``exec``)."""
+    try:
+        with open("/proc/self/status", encoding="ascii") as status:
+            for line in status:
+                if line.startswith("VmHWM:"):
+                    return int(line.split()[1]) / 1e3
+    except OSError:
+        pass
+    return maxrss_mb()
+
+
 def best_of(repeat: int, run: Callable[[], bool]) -> float:
     """The shortest wall time of ``repeat`` runs; every run must accept."""
     times = []
@@ -107,9 +129,16 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--repeat", type=int, default=3, help="runs per measurement (best)")
     parser.add_argument("--quick", action="store_true", help="skip the 10 MB documents")
+    parser.add_argument("--nested-only", action="store_true",
+                        help="only the table of nested 10 MB documents")
     parser.add_argument("--ambiguous-xgrammar-max", type=int, default=400,
                         help="longest input xgrammar gets in the ambiguous table")
     args = parser.parse_args()
+    if args.nested_only:
+        nested(args.repeat)
+        return
+    import xgrammar as xgr
+    from xgrammar.testing import _is_grammar_accept_string
 
     reference = xgr.Grammar.builtin_json_grammar()
     ebnf = str(reference)
@@ -145,10 +174,16 @@ def main() -> None:
     print("maxrss = the process's peak resident memory so far (both engines, cumulative)")
     print()
     ambiguous(args.ambiguous_xgrammar_max)
+    if not args.quick:
+        print()
+        nested(args.repeat)
 
 
 def ambiguous(xgrammar_max: int) -> None:
     """Seconds to match runs of ``a`` with the ambiguous grammars of issue 8, both engines."""
+    import xgrammar as xgr
+    from xgrammar.testing import _is_grammar_accept_string
+
     print(f"{'grammar':<34} {'chars':>6} {'grammarkit':>11} {'xgrammar':>11}")
     for source in ('root ::= x\nx ::= x x | "a" | ""', 'root ::= root root | "a"'):
         ours, theirs = Grammar.from_ebnf(source), xgr.Grammar.from_ebnf(source)
@@ -165,5 +200,196 @@ def ambiguous(xgrammar_max: int) -> None:
             print(f"{source!r:<34} {length:>6,} {mine:>11} {other:>11}")
 
 
+LOCK_SCHEMA: dict[str, Any] = {
+    "type": "object",
+    "properties": {
+        "name": {"type": "string"}, "version": {"type": "string"},
+        "lockfileVersion": {"type": "integer"}, "requires": {"type": "boolean"},
+        "packages": {"type": "object", "additionalProperties": {
+            "type": "object",
+            "properties": {
+                "name": {"type": "string"}, "version": {"type": "string"},
+                "resolved": {"type": "string"}, "integrity": {"type": "string"},
+                "dev": {"type": "boolean"},
+                "dependencies": {"type": "object", "additionalProperties": {"type": "string"}},
+                "engines": {"type": "object", "additionalProperties": {"type": "string"}},
+                "funding": {"type": "object", "properties": {
+                    "type": {"type": "string"}, "url": {"type": "string"}}},
+            }}},
+    },
+    "required": ["name", "lockfileVersion", "packages"],
+}
+"""The package-lock-like documents' shape: objects in objects in objects."""
+
+GEO_SCHEMA: dict[str, Any] = {
+    "type": "object",
+    "properties": {
+        "type": {"const": "FeatureCollection"},
+        "features": {"type": "array", "items": {
+            "type": "object",
+            "properties": {
+                "type": {"const": "Feature"}, "id": {"type": "integer"},
+                "geometry": {"type": "object", "properties": {
+                    "type": {"type": "string"}, "coordinates": {"type": "array"}}},
+                "properties": {"type": "object"},
+            }}},
+    },
+    "required": ["type", "features"],
+}
+"""The GeoJSON-like documents' shape: coordinates nest arrays up to four deep."""
+
+
+def package_lock(size: int, seed: int = 0) -> bytes:
+    """A pretty-printed package-lock.json-like document of about ``size`` bytes."""
+    rng = random.Random(seed)
+    words = ["react", "lodash", "core", "utils", "babel", "types", "plugin", "loader",
+             "webpack", "eslint", "parser", "runtime"]
+    letters = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/"
+
+    def name() -> str:
+        return "-".join(rng.choice(words) for _ in range(rng.randint(1, 3)))
+
+    def version() -> str:
+        return f"{rng.randint(0, 20)}.{rng.randint(0, 30)}.{rng.randint(0, 99)}"
+
+    packages: dict[str, Any] = {}
+    length = 0
+    while length < size:
+        package = name()
+        path = f"node_modules/{package}" + (f"/node_modules/{name()}" if rng.random() < 0.3
+                                            else "")
+        if path in packages:
+            continue
+        entry: dict[str, Any] = {
+            "version": version(),
+            "resolved": f"https://registry.npmjs.org/{package}/-/{package}-{version()}.tgz",
+            "integrity": "sha512-" + "".join(rng.choice(letters) for _ in range(86)) + "==",
+            "dev": rng.random() < 0.5}
+        if rng.random() < 0.6:
+            entry["dependencies"] = {name(): "^" + version() for _ in range(rng.randint(1, 6))}
+        if rng.random() < 0.2:
+            entry["engines"] = {"node": ">=" + version()}
+        if rng.random() < 0.1:
+            entry["funding"] = {"type": "github", "url": "https://github.com/sponsors/" + name()}
+        packages[path] = entry
+        length += len(json.dumps({path: entry}, indent=2))
+    return json.dumps({"name": "app", "version": "1.0.0", "lockfileVersion": 3,
+                       "requires": True, "packages": packages}, indent=2).encode()
+
+
+def feature_collection(size: int, seed: int = 0) -> bytes:
+    """A GeoJSON-like feature collection of about ``size`` bytes (one line)."""
+    rng = random.Random(seed)
+
+    def point() -> list[float]:
+        return [round(rng.uniform(-180, 180), 6), round(rng.uniform(-90, 90), 6)]
+
+    def ring() -> list[list[float]]:
+        return [point() for _ in range(rng.randint(4, 12))]
+
+    features: list[dict[str, Any]] = []
+    length = 0
+    while length < size:
+        kind = rng.choice(["Point", "LineString", "Polygon", "MultiPolygon"])
+        coordinates: Any = {
+            "Point": point, "LineString": ring,
+            "Polygon": lambda: [ring() for _ in range(rng.randint(1, 3))],
+            "MultiPolygon": lambda: [[ring() for _ in range(rng.randint(1, 2))]
+                                     for _ in range(rng.randint(1, 3))]}[kind]()
+        feature = {"type": "Feature", "id": len(features),
+                   "geometry": {"type": kind, "coordinates": coordinates},
+                   "properties": {"name": f"feature {len(features)}",
+                                  "population": rng.randint(0, 10**6),
+                                  "tags": ["a", "b"][:rng.randint(0, 2)]}}
+        features.append(feature)
+        length += len(json.dumps(feature)) + 2
+    return json.dumps({"type": "FeatureCollection", "features": features}).encode()
+
+
+def child(engine: str, grammar_file: str, document_file: str, repeat: int) -> None:
+    """Time one engine on one document in this (child) process; print a JSON line."""
+    with open(grammar_file, encoding="utf-8") as file:
+        ebnf = file.read()
+    with open(document_file, "rb") as file:
+        document = file.read()
+    run: Callable[[], bool]
+    if engine == "grammarkit":
+        grammar = Grammar.from_ebnf(ebnf)
+        assert grammar.matches(b"[1]") is not None  # builds the lazily made tables
+        run = partial(grammar.matches, document, timeout=None)
+    else:  # imported only here: xgrammar's own start-up memory is not grammarkit's
+        import xgrammar as xgr
+        from xgrammar.testing import _is_grammar_accept_string
+
+        reference = xgr.Grammar.from_ebnf(ebnf)
+        text = document.decode()
+        _is_grammar_accept_string(reference, "[1]")
+        run = partial(_is_grammar_accept_string, reference, text)
+    before = peak_rss_mb()
+    seconds = []
+    for _ in range(repeat):
+        started = time.process_time()
+        accepted = run()
+        seconds.append(time.process_time() - started)
+        assert accepted, "the document must be accepted"
+    print(json.dumps({"seconds": min(seconds), "before": before, "peak": peak_rss_mb()}))
+
+
+def nested_row(size: int, ours: dict[str, float] | int, theirs: dict[str, float] | int) -> str:
+    """Throughputs, ratio and memory of one document; a child that failed (an int: its exit
+    status, negative for a signal such as the kernel's out-of-memory kill) is named."""
+    def speed(result: dict[str, float] | int) -> str:
+        return (f"{size / result['seconds'] / 1e6:>6.2f} MB/s" if isinstance(result, dict)
+                else f"{'exit ' + str(result):>11}")
+
+    def memory(result: dict[str, float] | int) -> str:
+        return (f"{result['peak']:>6.0f} MB (+{result['peak'] - result['before']:>5.0f} MB)"
+                if isinstance(result, dict) else f"{'-':>21}")
+
+    ratio = (f"{theirs['seconds'] / ours['seconds']:>5.2f}x"
+             if isinstance(ours, dict) and isinstance(theirs, dict) else f"{'-':>6}")
+    return f"{speed(ours)} {speed(theirs)} {ratio}  {memory(ours)} {memory(theirs)}"
+
+
+def nested(repeat: int) -> None:
+    """The nested documents of issue 8 item 13, each engine in a child process."""
+    import xgrammar as xgr
+
+    grammars = {"builtin JSON": str(xgr.Grammar.builtin_json_grammar())}
+    documents = [("[[[ 10 MB", nested_arrays(10_000_000), None),
+                 ("{{{ 10 MB", nested_objects(10_000_000), None),
+                 ("package-lock", package_lock(10_000_000), LOCK_SCHEMA),
+                 ("GeoJSON", feature_collection(10_000_000), GEO_SCHEMA)]
+    print(f"{'document':<13} {'grammar':<12} {'bytes':>10} {'grammarkit':>11} {'xgrammar':>11} "
+          f"{'ratio':>6}  {'peak RSS (+match) gk':>21} {'xg':>21}")
+    with tempfile.TemporaryDirectory() as folder:
+        for name, document, schema in documents:
+            document_file = os.path.join(folder, "document.json")
+            with open(document_file, "wb") as file:
+                file.write(document)
+            cases = dict(grammars)
+            if schema is not None:
+                cases["from schema"] = Grammar.from_json_schema(schema).to_ebnf()
+            for grammar_name, ebnf in cases.items():
+                grammar_file = os.path.join(folder, "grammar.ebnf")
+                with open(grammar_file, "w", encoding="utf-8") as file:
+                    file.write(ebnf)
+                results = {}
+                for engine in ("grammarkit", "xgrammar"):
+                    done = subprocess.run(
+                        [sys.executable, __file__, "--child", engine, grammar_file,
+                         document_file, "--repeat", str(repeat)],
+                        capture_output=True, text=True, check=False)
+                    results[engine] = (json.loads(done.stdout.splitlines()[-1])
+                                       if done.returncode == 0 else done.returncode)
+                print(f"{name:<13} {grammar_name:<12} {len(document):>10,} "
+                      + nested_row(len(document), results["grammarkit"], results["xgrammar"]))
+    print("MB/s from CPU time (best of --repeat); ratio = grammarkit / xgrammar throughput;")
+    print("peak RSS = the child process's peak resident memory, +match its growth while matching")
+
+
 if __name__ == "__main__":
-    main()
+    if len(sys.argv) > 1 and sys.argv[1] == "--child":
+        child(sys.argv[2], sys.argv[3], sys.argv[4], int(sys.argv[6]))
+    else:
+        main()

@@ -21,11 +21,17 @@ Configurations (``_Tables``, shared by every recognizer of one compiled grammar)
     ``-1`` for none) are built on first use, so recognition walks a lazily built automaton of
     configurations. Whole-input scans keep these tables bounded (see ``Recognizer._scan``).
 
-Three shapes skip work: runs of bytes that lead inert configurations (no calls, no completions)
-back to themselves are consumed by one regular expression (string bodies, multi-byte
-characters included); so are runs that keep a calling configuration while killing its
-predictions (whitespace before a value); and a group's completions are memoized on its frame
-(the digits of a number).
+Whole inputs (``matches``, ``explain``) are scanned by :class:`_ShapeScan`: the top of the
+stack (the groups' frames and their parents) is known there only by configurations, and what a
+byte does to such a *shape* is computed once and remembered, whatever the grammar and however
+deep the document; frames are built only where they leave the shape's top. Inputs that meet new
+shapes all the time (a long literal, an ambiguous grammar) go back to the per-group engine
+(``Recognizer._run``, which ``advance`` always uses). There, three shapes skip work: runs of
+bytes that lead inert configurations (no calls, no completions) back to themselves are consumed
+by one regular expression (string bodies, multi-byte characters included; the shape scan uses
+these too); so are runs that keep a calling configuration while killing its predictions
+(whitespace before a value); and a group's completions are memoized on its frame (the digits of
+a number).
 
 Semantics are xgrammar 0.2.8's ``accept_string`` followed by ``is_terminated``: the whole input
 must be derived from the root; ``Token``/``ExcludeToken`` edges match no bytes.
@@ -263,11 +269,20 @@ class Recognizer:
         view = memoryview(data)
         position = 0
         deadline = None if timeout is None else time.perf_counter() + timeout
+        shapes_from = 0  # scan by shapes from this position on (see below)
+        backoff = _CHUNK
         while True:
             stop = _chunk_end(data, position + _CHUNK)
             try:
-                position, groups, outcome = self._run(tables, view[position:stop], position,
-                                                      groups, history, deadline, _WIDE_GROUPS)
+                outcome = _WIDENED
+                if position >= shapes_from:
+                    position, groups, outcome = tables.shape_scan().run(
+                        view[position:stop], position, groups, history)
+                    if outcome == _WIDENED:  # try shapes again later, and later again
+                        shapes_from, backoff = position + backoff, 2 * backoff
+                if outcome == _WIDENED:
+                    position, groups, outcome = self._run(tables, view[position:stop], position,
+                                                          groups, history, deadline, _WIDE_GROUPS)
                 if outcome == _WIDENED:
                     wide = _WideScan(tables, groups)
                     position, failed = wide.run(data, position, history, deadline)
@@ -452,6 +467,399 @@ def _placed(frame: Frame, template: _Template) -> tuple[int, dict[Frame, int], i
 
 _SCANNED, _FAILED, _WIDENED = 0, 1, 2
 """Outcomes of :meth:`Recognizer._run`."""
+
+
+
+_SHAPE_NODES = 12
+"""A shape with more frames than this is flattened (its frames built, its groups re-anchored)."""
+
+_SHAPE_STEPS = 200_000
+"""Above this many remembered steps (and reads), the next chunk starts a fresh
+:class:`_ShapeScan`."""
+
+_SHAPE_MISSES = 256
+"""A chunk leaves :class:`_ShapeScan` once it computed this many steps more than one per 8
+bytes (inputs that meet new shapes all the time, such as a long literal)."""
+
+_UNREAD = -2
+"""The ``own`` of a shape node whose frame has not been read yet (its parents are unknown)."""
+
+_Node: TypeAlias = tuple[int, int, tuple[tuple[int, int], ...]]
+"""A frame in a shape: ``(group configuration or -1, own configuration or _UNREAD, parents)``,
+the parents as ``(node index, configuration)``."""
+
+_Step: TypeAlias = tuple[int, "tuple[int, ...] | _Remap | int | None"]
+"""A remembered step: ``(next shape, None)`` when the frames stay as they are, ``(next shape,
+mapping)`` where each new node is the old node ``mapping[i]`` (``-1``: a frame predicted
+here), ``(-1, _NO_MATCH)`` when the byte is rejected, ``(-1, i)`` when node ``i`` must be read."""
+
+_NO_MATCH = -1
+
+
+@dataclass(frozen=True)
+class _Remap:
+    """A step's mapping of nodes where some frames predicted during the scan leave the
+    shape's top and are built first (``builds``: their old node indices)."""
+
+    mapping: tuple[int, ...]
+    builds: tuple[int, ...]
+
+
+@dataclass(frozen=True)
+class _CountedSkip:
+    """Iterations of a counted repetition that only the group of ``node`` can scan."""
+
+    node: int
+    core: int  # the repetition's state alone: the rest of the group dies at each iteration
+    run: _CountedRun
+
+
+class _ShapeScan:
+    """Whole-input scans over *shapes*: the top of the graph-structured stack, by configuration.
+
+    A shape is a small graph of frames (:data:`_Node`), each known only by configurations: the
+    group there, and for frames that have been *read*, the ``own`` configuration and the
+    parents. A step's outcome (scan a byte, complete, predict) depends on nothing else, so it is
+    computed once per ``(shape, byte)`` and remembered, for any grammar and to any depth: the
+    scan itself is a dictionary look-up per byte, with the actual frames (or, for frames
+    predicted during the scan, their positions) kept beside the shape in a list.
+
+    When a completion reaches a frame that has not been read, the step asks for it: the frame's
+    ``own`` and parents (parents already in the shape found by identity) extend the shape, and
+    the step is looked up again. Frames nothing refers to any more leave the shape. A shape with
+    more than :data:`_SHAPE_NODES` frames is *flattened*: its frames are built, and the scan
+    continues from a shape holding only the groups' frames, unread.
+    """
+
+    def __init__(self, tables: _Tables):
+        self.tables = tables
+        self.ids: dict[tuple[_Node, ...], int] = {}
+        self.shapes: list[tuple[_Node, ...]] = []
+        self.steps: dict[int, _Step] = {}
+        self.reads: dict[tuple[int, int, int, tuple[tuple[int, int], ...]], int] = {}
+        self.merged_configs: list[int] = []
+        self.sizes: list[int] = []
+        self.skips: list[re.Pattern[bytes] | _CountedSkip | None] = []
+        self.jumps: dict[tuple[int, int, int], _Step] = {}
+        self.misses = 0  # steps and reads computed (not remembered)
+
+    def run(self, data: bytes | memoryview, position: int, groups: dict[Frame, int],
+            history: History | None) -> tuple[int, dict[Frame, int], int]:
+        """Scan ``data`` (starting at ``position``) from ``groups``, as ``Recognizer._run``.
+
+        Returns ``(position, groups, outcome)``; :data:`_WIDENED` when the groups become too
+        many for shapes (the caller continues with the per-group engine).
+        """
+        state = self._intern(tuple((config, _UNREAD, ()) for config in groups.values()))
+        objects: list[Frame | int] = list(groups)
+        get, read = self.steps.get, self.reads.get
+        sizes, skips = self.sizes, self.skips
+        misses = self.misses
+        index, stop = 0, len(data)
+        while index < stop:
+            if history is not None:
+                history.append((position + index, self.merged(state)))
+            byte = data[index]
+            step = get(state << 8 | byte)
+            if step is None:
+                if self.misses - misses > _SHAPE_MISSES + index // 8:
+                    # new shapes every few bytes: the per-group engine does better
+                    return position + index, self._groups(state, objects), _WIDENED
+                step = self._step(state, byte)
+            following, mapping = step
+            index += 1
+            if mapping is not None:
+                if mapping.__class__ is int:
+                    index -= 1
+                    if mapping == _NO_MATCH:
+                        return position + index, self._groups(state, objects), _FAILED
+                    if history is None:  # closing brackets: pop them in one loop
+                        objects, moved = self._pops(state, mapping, objects, data, index, stop,
+                                                    position)
+                        if moved > index:
+                            index = moved
+                            continue
+                    frame = objects[mapping]
+                    if len(frame.parents) == 1:  # type: ignore[union-attr]
+                        # the common read, inline: one parent, new to the shape
+                        ((parent, config),) = frame.parents  # type: ignore[union-attr]
+                        found = read(
+                            (state, mapping, frame.own, ((len(objects), config),)))  # type: ignore[union-attr]
+                        if found is not None and parent not in objects:
+                            objects.append(parent)
+                            state = found
+                            continue
+                    state = self._read(state, objects, mapping)
+                    continue
+                if mapping.__class__ is _Remap:
+                    if following == state and history is None:
+                        # the same step for each repeat of this byte (``[[[[``): in one loop
+                        objects, index = self._repeated(state, mapping, objects, data, index,
+                                                        stop, position)
+                        continue
+                    for j in mapping.builds:
+                        self._build(state, objects, j)
+                    mapping = mapping.mapping
+                at = position + index
+                objects = [objects[j] if j >= 0 else at for j in mapping]  # type: ignore[union-attr]
+                if sizes[following] > _SHAPE_NODES:
+                    groups = self._groups(following, objects)
+                    if len(groups) > _SHAPE_NODES // 2:
+                        return at, groups, _WIDENED
+                    following = self._intern(tuple((config, _UNREAD, ())
+                                                   for config in groups.values()))
+                    objects = list(groups)
+            state = following
+            skip = skips[state]
+            if skip is not None and index < stop:
+                if skip.__class__ is _CountedSkip:
+                    state, objects, index = self._counted(state, objects, skip, data, index,
+                                                          stop, position)
+                else:
+                    match = skip.match(data, index)  # type: ignore[union-attr]
+                    if match is not None:
+                        if history is not None:
+                            history.append((position + index, self.merged(state)))
+                        index = match.end()
+        if history is not None:
+            history.append((position + index, self.merged(state)))
+        return position + index, self._groups(state, objects), _SCANNED
+
+    def _pops(self, state: int, node: int, objects: list[Frame | int],
+              data: bytes | memoryview, index: int, stop: int, position: int
+              ) -> tuple[list[Frame | int], int]:
+        """While the byte at ``index`` repeats, and reading ``node`` (with one parent) then
+        stepping leads back to ``state`` (``]]]]``): do so. ``(objects, index)`` after them."""
+        byte = data[index]
+        read, get = self.reads.get, self.steps.get
+        while index < stop and data[index] == byte:
+            frame = objects[node]
+            parents = frame.parents  # type: ignore[union-attr]
+            if len(parents) != 1:
+                break
+            ((parent, config),) = parents
+            found = read((state, node, frame.own, ((len(objects), config),)))  # type: ignore[union-attr]
+            if found is None or parent in objects:
+                break
+            step = get(found << 8 | byte)
+            if step is None or step[0] != state or step[1].__class__ is not tuple:
+                break
+            objects.append(parent)
+            index += 1
+            objects = [objects[j] if j >= 0 else position + index
+                       for j in step[1]]
+        return objects, index
+
+    def _repeated(self, state: int, remap: _Remap, objects: list[Frame | int],
+                  data: bytes | memoryview, index: int, stop: int, position: int
+                  ) -> tuple[list[Frame | int], int]:
+        """Apply ``remap``, a step from ``state`` back to itself on the byte before ``index``,
+        for that byte and each repeat of it: ``(objects, index)`` after them."""
+        byte = data[index - 1]
+        end = index
+        while end < stop and data[end] == byte:
+            end += 1
+        builds, mapping = remap.builds, remap.mapping
+        build = self._build
+        for at in range(position + index, position + end + 1):
+            for j in builds:
+                build(state, objects, j)
+            objects = [objects[j] if j >= 0 else at for j in mapping]
+        return objects, end
+
+    def _counted(self, state: int, objects: list[Frame | int], skip: _CountedSkip,
+                 data: bytes | memoryview, index: int, stop: int, position: int
+                 ) -> tuple[int, list[Frame | int], int]:
+        """Many iterations of a counted repetition at once (see :meth:`_skip`): ``(state,
+        objects, index)`` after them."""
+        done, end = skip.run.scan(data, index, stop)
+        if not done:
+            return state, objects, index
+        config = self.tables.shifted(skip.core, skip.run.state, done)
+        while True:  # the group alone, in its shifted configuration, completed
+            key = (state, skip.node, config)
+            step = self.jumps.get(key)
+            if step is None:
+                self.misses += 1
+                step = self.jumps[key] = self._closed(self.shapes[state], {skip.node: config})
+            following, mapping = step
+            if mapping.__class__ is not int:
+                break
+            state = self._read(state, objects, mapping)
+        if mapping is not None:
+            if mapping.__class__ is _Remap:
+                for j in mapping.builds:
+                    self._build(state, objects, j)
+                mapping = mapping.mapping
+            at = position + end
+            objects = [objects[j] if j >= 0 else at for j in mapping]  # type: ignore[union-attr]
+        return following, objects, end
+
+    def merged(self, state: int) -> int:
+        """The configuration of all item states of ``state``."""
+        found = self.merged_configs[state]
+        if found < 0:
+            found = self.merged_configs[state] = self.tables.merged(
+                config for config, _, _ in self.shapes[state] if config >= 0)
+        return found
+
+    def _intern(self, shape: tuple[_Node, ...]) -> int:
+        found = self.ids.get(shape)
+        if found is None:
+            found = self.ids[shape] = len(self.shapes)
+            self.shapes.append(shape)
+            self.sizes.append(len(shape))
+            self.merged_configs.append(-1)
+            self.skips.append(self._skip(shape))
+        return found
+
+    def _skip(self, shape: tuple[_Node, ...]) -> re.Pattern[bytes] | _CountedSkip | None:
+        """How runs of bytes are scanned at once in ``shape``: when its groups are all inert, a
+        regex for runs leading each back to itself; else, as ``Recognizer._run`` does, the
+        iterations of a counted repetition in one group that no other group can start to scan.
+        """
+        tables = self.tables
+        live = [(i, config) for i, (config, _, _) in enumerate(shape) if config >= 0]
+        if not live:
+            return None
+        if len(live) > 1 and all(tables.inert[config] for _, config in live):
+            return tables.loop_pattern(tuple(sorted(config for _, config in live)))
+        if len(live) == 1 and tables.inert[live[0][1]]:
+            pattern = tables.loop_pattern(live[0][1])
+            if pattern is not None:
+                return pattern
+        counted = [(i, core, run) for i, config in live for core in tables.cores(config)
+                   if (run := tables.counted_run(core)) is not None]
+        if len(counted) != 1:
+            return None
+        ((node, core, run),) = counted
+        others = 0  # what else could scan: other groups, and the rest of the run's group
+        for i, config in live:
+            others |= tables.first_bits(tables.difference(config, core) if i == node else config)
+        return None if run.first & others else _CountedSkip(node, core, run)
+
+    def _groups(self, state: int, objects: list[Frame | int]) -> dict[Frame, int]:
+        """The groups of ``state``, with the frames it predicted built."""
+        return {self._build(state, objects, i): config
+                for i, (config, _, _) in enumerate(self.shapes[state]) if config >= 0}
+
+    def _build(self, state: int, objects: list[Frame | int], node: int) -> Frame:
+        """The frame of ``node`` in ``state``, built (in ``objects``) if it was predicted
+        during the scan (its parents are in the shape, and built first)."""
+        found = objects[node]
+        if found.__class__ is Frame:
+            return found
+        _, own, parents = self.shapes[state][node]
+        built = []
+        for j, config in parents:
+            parent = objects[j]
+            if parent.__class__ is not Frame:
+                parent = self._build(state, objects, j)
+            built.append((parent, config))
+        made = objects[node] = Frame(found, tuple(built), own)  # type: ignore[arg-type]
+        return made
+
+    def _read(self, state: int, objects: list[Frame | int], node: int) -> int:
+        """``state`` with the frame of ``node`` read; ``objects`` gains its new parents."""
+        frame = objects[node]
+        assert frame.__class__ is Frame
+        parents = []
+        for parent, config in frame.parents:
+            if parent in objects:  # frames compare by identity
+                j = objects.index(parent)
+            else:
+                j = len(objects)
+                objects.append(parent)
+            parents.append((j, config))
+        key = (state, node, frame.own, tuple(parents))
+        found = self.reads.get(key)
+        if found is None:
+            self.misses += 1
+            shape = list(self.shapes[state])
+            shape[node] = (shape[node][0], key[2], key[3])
+            shape += [(-1, _UNREAD, ())] * (len(objects) - len(shape))
+            found = self.reads[key] = self._intern(tuple(shape))
+        return found
+
+    def _step(self, state: int, byte: int) -> _Step:
+        """Scan ``byte`` in ``state``, complete and predict (see ``_Tables.complete``)."""
+        self.misses += 1
+        tables = self.tables
+        shape = self.shapes[state]
+        kernel: dict[int, int] = {}
+        for i, (config, _, _) in enumerate(shape):
+            if config >= 0:
+                target = tables._row(config)[byte]
+                if target >= 0:
+                    kernel[i] = target
+        step: _Step
+        if not kernel:
+            step = (-1, _NO_MATCH)
+        else:
+            step = self._closed(shape, kernel)
+        self.steps[state << 8 | byte] = step
+        return step
+
+    def _closed(self, shape: tuple[_Node, ...], kernel: dict[int, int]) -> _Step:
+        tables = self.tables
+        completes, union = tables.completes, tables.union
+        groups: dict[int, int] = {}
+        pending = list(kernel.items())
+        predicted = -1
+        while pending:
+            i, config = pending.pop()
+            old = groups.get(i)
+            if old is not None:
+                merged = union(old, config)
+                if merged == old:
+                    continue
+                groups[i] = merged
+                config = tables.difference(config, old)
+            else:
+                groups[i] = config
+            p = tables.predicted(config)
+            if p >= 0:
+                predicted = p if predicted < 0 else union(predicted, p)
+            for rule in completes[config]:
+                _, own, parents = shape[i]
+                if own == _UNREAD:
+                    return (-1, i)
+                entries = [(j, tables.returns(c).get(rule)) for j, c in parents]
+                entries.append((i, tables.returns(own).get(rule)))
+                for j, target in entries:
+                    if target is None:
+                        continue
+                    present = groups.get(j)
+                    if present is None or union(present, target) != present:
+                        pending.append((j, target))
+        live = {i: c for i, c in groups.items() if not tables.dead(c)}
+        callers = tuple((i, c) for i, c in live.items() if tables.predicted(c) != -1)
+        # the groups' frames, and their parents unread (frames predicted here are built)
+        kept = set(live)
+        for i in live:
+            kept.update(j for j, _ in shape[i][2])
+        order = sorted(kept)
+        number = {old: new for new, old in enumerate(order)}
+        nodes: list[_Node] = []
+        builds = []
+        for i in order:
+            config = live.get(i, -1)
+            _, own, parents = shape[i]
+            if config >= 0:
+                nodes.append((config, own, tuple((number[j], c) for j, c in parents)))
+            else:
+                nodes.append((-1, _UNREAD, ()))
+                if own != _UNREAD:
+                    builds.append(i)
+        mapping: tuple[int, ...] | _Remap | None = tuple(order)
+        if predicted >= 0:
+            nodes.append((predicted, predicted, tuple((number[i], c) for i, c in callers)))
+            mapping = (*order, -1)
+        elif len(order) == len(shape) and not builds:
+            mapping = None
+        if builds:
+            mapping = _Remap(mapping, tuple(builds))  # type: ignore[arg-type]
+        return self._intern(tuple(nodes)), mapping
 
 
 class _WideScan:
@@ -710,6 +1118,37 @@ class _Tables:
         self._first_bits: dict[int, int] = {}
         self._added_scans: dict[tuple[int, int], int | None] = {}
         self._shapes: dict[tuple[int, ...], _Template] = {}
+        self._dead: dict[int, bool] = {}
+        self._cores: dict[int, tuple[int, ...]] = {}
+        self._shape_scan: _ShapeScan | None = None
+
+    def shape_scan(self) -> _ShapeScan:
+        """The shape memo of whole-input scans over these tables: made on first use, and made
+        afresh once it remembers more than :data:`_SHAPE_STEPS` steps (a scan in progress
+        keeps the one it started a chunk with)."""
+        found = self._shape_scan
+        if found is None or len(found.steps) + len(found.reads) + len(found.jumps) > _SHAPE_STEPS:
+            found = self._shape_scan = _ShapeScan(self)
+        return found
+
+    def cores(self, config: int) -> tuple[int, ...]:
+        """The configuration of each state of ``config`` that has edges, alone (closed)."""
+        found = self._cores.get(config)
+        if found is None:
+            g = self.g
+            found = self._cores[config] = tuple(
+                self.closed_config((s,)) for s in sorted(self.configs[config])
+                if g.byte_edges[s] or g.call_edges[s] or g.token_edges[s])
+        return found
+
+    def dead(self, config: int) -> bool:
+        """Whether a group in ``config`` can neither scan, call nor accept (once completed)."""
+        found = self._dead.get(config)
+        if found is None:
+            found = self._dead[config] = (not self.accepting[config]
+                                          and self.predicted(config) == -1
+                                          and not self.runs(config))
+        return found
 
     # -- configurations --------------------------------------------------------------------------
     def closed_config(self, states: Iterable[int]) -> int:
