@@ -1,82 +1,81 @@
 """The front end on big grammar texts: parse, lint and format beside xgrammar's parser, in one run.
 
-Grammars (generated, deterministic):
+Grammars (generated deterministically by :mod:`benchmarks.grammar_texts`, or converted):
 
 * ``generated-1MB``: ~12k rules of the shape JSON-Schema converters emit (literals, classes,
   groups, alternatives, ``{0,3}``, references), ~1 MB;
+* ``varied-1MB``: every construct the linter and the printer treat specially, every lint rule
+  firing in every block of rules, comments, suppressions and odd spacing, ~1 MB;
 * ``alternatives-20k``: one rule of 20,000 literal alternatives;
-* ``rules-250k``: 250,000 small rules chained by references (~10 MB, ``--big`` only);
-* ``class-10MB``: one character class of ~3.3 million CJK characters (``--big`` only);
-* ``undefined-20k``: 20,000 misspelled references among 20,000 rules (errors and hints).
+* ``undefined-20k``: 20,000 misspelled references among 20,000 rules (errors and hints);
+* ``schema:NAME``: what ``convert json-schema --lenient`` writes for ``benchmarks/schemas/NAME``
+  (the biggest bundled one by default) and for each ``--schema FILE`` (e.g. SchemaStore's
+  claude-code-settings.json, which converts to a ~1 MB grammar);
+* ``rules-250k`` (~10 MB) and ``class-10MB`` (one huge class), with ``--big`` only.
 
-For each it prints the best of ``--repeat`` runs of grammarkit's ``parse`` (text to AST with
-diagnostics), ``lint`` (parse plus every lint rule), ``fmt`` (parse plus canonical printing), and
-xgrammar's ``Grammar.from_ebnf`` (its parser and normalisation passes), with the ratio
-grammarkit / xgrammar for parsing.
+Library columns: CPU seconds (``time.process_time``, best of ``--repeat``) of grammarkit's
+``parse`` (text to AST with diagnostics), ``lint`` (parse plus every lint rule), ``fmt`` (parse
+plus canonical printing, what ``fmt --check`` does), and xgrammar's ``Grammar.from_ebnf`` (its
+parser and normalisation passes), with the ratio grammarkit parse / xgrammar. Process columns:
+user+sys CPU seconds of the whole ``grammarkit lint FILE`` and ``grammarkit fmt --check FILE``
+commands (start-up included; ``--version`` shows the start-up alone).
 
-Run: ``python benchmarks/parse_vs_xgrammar.py [--repeat N] [--big]``.
+Run: ``python benchmarks/parse_vs_xgrammar.py [--repeat N] [--big] [--schema FILE ...]``.
 """
 
 from __future__ import annotations
 
 import argparse
-import random
+import json
+import resource
+import subprocess
+import sys
+import tempfile
 import time
 from collections.abc import Callable
 from functools import partial
+from pathlib import Path
 
 import xgrammar as xgr
 
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from benchmarks.grammar_texts import (
+    alternatives,
+    big_class,
+    chained_rules,
+    generated,
+    undefined,
+    varied,
+)
 from grammarkit.analysis.lint import lint
 from grammarkit.ebnf.parser import parse
 from grammarkit.ebnf.printer import print_grammar
+from grammarkit.grammar import Grammar
 
-
-def generated(size: int) -> str:
-    """About ``size`` bytes of converter-like rules; every reference is defined."""
-    rng = random.Random(0)
-    lines = ['root ::= r0 (", " r1)*']
-    count = 0
-    total = 0
-    while total < size:
-        refs = [f"r{rng.randint(0, 2000 + count)}" for _ in range(3)]
-        line = (
-            f'r{count} ::= "key_{count}" ":" ( {refs[0]} | [a-z0-9_]+ "x" | "lit\\n{count}" '
-            f'{refs[1]}? ) ("," {refs[2]}){{0,3}} [^"\\\\]*'
-        )
-        lines.append(line)
-        total += len(line) + 1
-        count += 1
-    lines += [f'r{k} ::= "t{k}"' for k in range(count, 2001 + count)]
-    return "\n".join(lines) + "\n"
-
-
-def alternatives(count: int) -> str:
-    return "root ::= " + " | ".join(f'"word{k}"' for k in range(count)) + "\n"
-
-
-def chained_rules(count: int) -> str:
-    body = [f'r{k} ::= "item {k}" r{k + 1} | [a-z]+' for k in range(count)]
-    return "\n".join(["root ::= r0", *body, f'r{count} ::= "end"']) + "\n"
-
-
-def big_class(size: int) -> str:
-    chars = "".join(chr(0x4E00 + k % 20000) for k in range(size // 3))
-    return f"root ::= [{chars}]+\n"
-
-
-def undefined(count: int) -> str:
-    refs = " ".join(f"rule_{k}x" for k in range(count))
-    rules = "\n".join(f'rule_{k} ::= "x"' for k in range(count))
-    return f"root ::= {refs}\n{rules}\n"
+SCHEMAS = Path(__file__).resolve().parent / "schemas"
+DEFAULT_SCHEMA = SCHEMAS / "k8s_deployment.json"
 
 
 def best(run: Callable[[], object], repeat: int) -> float:
+    """The least CPU time of ``repeat`` runs."""
     times = []
     for _ in range(repeat):
-        start = time.perf_counter()
+        start = time.process_time()
         run()
-        times.append(time.perf_counter() - start)
+        times.append(time.process_time() - start)
+    return min(times)
+
+
+def process_cpu(arguments: list[str], repeat: int) -> float:
+    """The least user+sys CPU time of ``repeat`` runs of ``grammarkit ARGUMENTS``."""
+    times = []
+    for _ in range(repeat):
+        before = resource.getrusage(resource.RUSAGE_CHILDREN)
+        subprocess.run([sys.executable, "-m", "grammarkit", *arguments],
+                       stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, check=False)
+        after = resource.getrusage(resource.RUSAGE_CHILDREN)
+        times.append(after.ru_utime - before.ru_utime + after.ru_stime - before.ru_stime)
     return min(times)
 
 
@@ -91,31 +90,50 @@ def xgrammar_parse(text: str) -> None:
         pass  # the undefined-reference case: xgrammar stops at the first error
 
 
+def converted(schema: Path) -> str:
+    """The grammar ``grammarkit convert json-schema SCHEMA --lenient`` writes."""
+    return Grammar.from_json_schema(json.loads(schema.read_text()), lenient=True).to_ebnf()
+
+
 def main() -> None:
     options = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     options.add_argument("--repeat", type=int, default=3)
     options.add_argument("--big", action="store_true", help="also the 10 MB grammars")
+    options.add_argument("--schema", type=Path, action="append", default=[],
+                         help="also the grammar converted from this JSON Schema file")
     args = options.parse_args()
     cases = [
         ("generated-1MB", generated(1_000_000)),
+        ("varied-1MB", varied(1_000_000)),
         ("alternatives-20k", alternatives(20_000)),
         ("undefined-20k", undefined(20_000)),
     ]
+    cases += [(f"schema:{path.stem}", converted(path)) for path in [DEFAULT_SCHEMA, *args.schema]]
     if args.big:
         cases += [("rules-250k", chained_rules(250_000)), ("class-10MB", big_class(10_000_000))]
-    header = f"{'grammar':<18}{'size':>9}{'parse':>9}{'lint':>9}{'fmt':>9}{'xgrammar':>10}{'ratio':>8}"
+    startup = process_cpu(["--version"], args.repeat)
+    header = (f"{'grammar':<28}{'size':>9}{'parse':>8}{'lint':>8}{'fmt':>8}{'xgrammar':>10}"
+              f"{'ratio':>7}{'| lint cmd':>11}{'fmt --check':>12}")
+    print("CPU seconds, best of", args.repeat, f"(library | whole command; start-up alone "
+          f"{startup:.2f}s)")
     print(header)
     print("-" * len(header))
-    for name, text in cases:
-        repeat = 1 if len(text) > 5_000_000 else args.repeat
-        ours = best(partial(parse, text), repeat)
-        linted = best(partial(lint, text), repeat)
-        formatted = best(partial(fmt, text), repeat)
-        theirs = best(partial(xgrammar_parse, text), repeat)
-        print(
-            f"{name:<18}{len(text) / 1e6:>7.2f}MB{ours:>8.2f}s{linted:>8.2f}s{formatted:>8.2f}s"
-            f"{theirs:>9.3f}s{ours / theirs:>7.1f}x"
-        )
+    with tempfile.TemporaryDirectory() as folder:
+        for name, text in cases:
+            repeat = 1 if len(text) > 5_000_000 else args.repeat
+            ours = best(partial(parse, text), repeat)
+            linted = best(partial(lint, text), repeat)
+            formatted = best(partial(fmt, text), repeat)
+            theirs = best(partial(xgrammar_parse, text), repeat)
+            path = Path(folder) / f"{name.replace(':', '-')}.ebnf"
+            path.write_text(text, encoding="utf-8")
+            lint_command = process_cpu(["lint", str(path)], repeat)
+            fmt_command = process_cpu(["fmt", "--check", str(path)], repeat)
+            print(
+                f"{name:<28}{len(text) / 1e6:>7.2f}MB{ours:>7.2f}s{linted:>7.2f}s"
+                f"{formatted:>7.2f}s{theirs:>9.3f}s{ours / theirs:>6.1f}x"
+                f"{lint_command:>10.2f}s{fmt_command:>11.2f}s"
+            )
 
 
 if __name__ == "__main__":

@@ -69,7 +69,7 @@ def lint_parsed(
     with paused_gc():  # the analyses build no cycles: spare collections over the new AST
         diagnostics = [*result.diagnostics, *check_regex_macros(result.regex_macros)]
         if not any(d.is_error for d in diagnostics):
-            warnings = _run(LintContext(result.ast, root, source), codes)
+            warnings = _run(LintContext(result.ast, root, source, tree=True), codes)
             diagnostics.extend(Suppressions(result.ast, source).filter(warnings))
         return [d.with_source(source) for d in diagnostics]
 

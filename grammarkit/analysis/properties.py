@@ -18,6 +18,7 @@ from __future__ import annotations
 
 from collections import deque
 from collections.abc import Iterable, Iterator
+from collections.abc import Sequence as PySequence
 from functools import cached_property, lru_cache
 
 from grammarkit.analysis.charset import (
@@ -64,15 +65,21 @@ class ExprGraph:
     ----------
     grammar
         The rules; of duplicated names the first definition counts.
+    tree
+        Promise that no node object occurs twice in the grammar (true of what the parser
+        builds: every node has its own span). Numbering then needs no identity map, walks
+        recursively and folds the boolean facts on the way (:attr:`folded`); nesting deeper
+        than Python's stack falls back to the iterative walk. Never :attr:`shared` then.
     """
 
-    def __init__(self, grammar: ast.GrammarAST):
+    def __init__(self, grammar: ast.GrammarAST, *, tree: bool = False):
         self.rules: dict[str, ast.Rule] = grammar.rule_map()
         self.nodes: list[ast.Expr] = []
         self.types: list[type] = []
         """Per node: the type of its expression (cheaper to test than ``isinstance``)."""
         self.children: list[tuple[int, ...]] = []
-        self._index: dict[int, int] = {}
+        """Per node: the numbers of its children."""
+        self._index: dict[int, int] | None = None if tree else {}
         self._of_type: dict[type, list[int]] = {}
         self.shared = False
         """Whether some node object has several parents (then children may precede parents)."""
@@ -81,23 +88,125 @@ class ExprGraph:
         self.naming: dict[str, list[int]] = {}
         """Per rule: its nodes that name rules (references and dispatch macros), body and
         lookahead, in numbering order (a shared node may appear twice)."""
-        for name, rule in self.rules.items():
-            naming: list[int] = []
-            self.body[name] = self._add(rule.body, naming)
-            if rule.lookahead is not None:
-                self.lookahead[name] = self._add(rule.lookahead, naming)
-            self.naming[name] = naming
         self.target_rule: dict[int, str] = {}
         """Per reference to a defined rule: the rule's name."""
         self.target: dict[int, int] = {}
         """Per reference to a defined rule: the node of the rule's body."""
-        nodes, body = self.nodes, self.body
+        self.folded: tuple[list[int], list[int]] | None = None
+        """Of a tree, the facts folded while numbering it and the nodes they leave undecided
+        (:attr:`GrammarProperties._facts` goes on from there); else ``None``."""
+        if tree:
+            try:
+                self.folded = self._number_tree()
+            except RecursionError:  # nested deeper than Python's stack: number iteratively
+                self.nodes.clear()
+                self.types.clear()
+                self.children.clear()
+                self.body.clear()
+                self.lookahead.clear()
+                self.naming.clear()
+                self._index = {}
+        if self.folded is None:
+            for name, rule in self.rules.items():
+                naming: list[int] = []
+                self.body[name] = self._add(rule.body, naming)
+                if rule.lookahead is not None:
+                    self.lookahead[name] = self._add(rule.lookahead, naming)
+                self.naming[name] = naming
+        nodes, types, body = self.nodes, self.types, self.body
+        target_rule, target = self.target_rule, self.target
         for naming in self.naming.values():
             for node in naming:
-                expr = nodes[node]
-                if type(expr) is ast.RuleRef and expr.name in body:
-                    self.target_rule[node] = expr.name
-                    self.target[node] = body[expr.name]
+                if types[node] is _RULE_REF:
+                    name = nodes[node].name  # type: ignore[union-attr]
+                    start = body.get(name)
+                    if start is not None:
+                        target_rule[node] = name
+                        target[node] = start
+
+    def _number_tree(self) -> tuple[list[int], list[int]]:
+        """Number a tree depth-first, each node before its children, folding on the way what
+        :meth:`GrammarProperties._fold` would: return the facts and the undecided nodes.
+
+        Recursive, for speed: raises ``RecursionError`` for nesting deeper than the stack.
+        """
+        nodes, types, children = self.nodes, self.types, self.children
+        facts: list[int] = []
+        undecided: list[int] = []
+        named: list[int] = []
+
+        # (few free variables: a call copies each one)
+        def visit(expr: ast.Expr) -> int:
+            number = len(nodes)
+            kind = type(expr)
+            nodes.append(expr)
+            types.append(kind)
+            children.append(())
+            if kind is _LITERAL:
+                facts.append(_TEXT if expr.value else _EMPTY_TEXT)  # type: ignore[union-attr]
+                return number
+            if kind is _SEQUENCE or kind is _CHOICE:
+                facts.append(0)
+                kids = []
+                all_known, any_known = _KNOWN, 0
+                for item in expr.items if kind is _SEQUENCE else expr.alternatives:  # type: ignore[union-attr]
+                    kid = visit(item)
+                    kids.append(kid)
+                    known = facts[kid]
+                    all_known &= known
+                    any_known |= known
+                children[number] = tuple(kids)
+                if kind is _SEQUENCE:  # as in GrammarProperties._fold
+                    yes = all_known & _SEQUENCE_FACTS
+                    if yes & _PRODUCTIVE and any_known & _NONEMPTY:
+                        yes |= _NONEMPTY
+                    no = any_known >> _FALSE & _SEQUENCE_FACTS
+                    if no & _PRODUCTIVE or all_known & _FALSE_NONEMPTY:
+                        no |= _NONEMPTY
+                    value = yes | no << _FALSE
+                else:
+                    value = any_known & _ALL_FACTS | all_known & ~_ALL_FACTS
+            elif kind is _RULE_REF:  # left to the second fold, once every rule is numbered
+                named.append(number)
+                facts.append(0)
+                undecided.append(number)
+                return number
+            elif kind is _REPEAT:
+                facts.append(0)
+                kid = visit(expr.item)  # type: ignore[union-attr]
+                children[number] = (kid,)
+                known = facts[kid]
+                if expr.min == 0:  # type: ignore[union-attr]
+                    value = _LOOP_FACTS
+                else:
+                    value = known & _SEQUENCE_KNOWN
+                if expr.max == 0:  # type: ignore[union-attr]
+                    value |= _FALSE_NONEMPTY
+                else:
+                    value |= known & _NONEMPTY_KNOWN
+            elif kind is _CHAR_CLASS:
+                if expr.ranges and not expr.negated:  # type: ignore[union-attr]
+                    facts.append(_TEXT)
+                else:
+                    facts.append(_TEXT if class_charset(expr) else _NOTHING)  # type: ignore[arg-type]
+                return number
+            else:
+                if kind in _NAMING:
+                    named.append(number)
+                facts.append(_leaf_facts(expr))
+                return number
+            facts[number] = value
+            if (value | value >> _FALSE) & _ALL_FACTS != _ALL_FACTS:
+                undecided.append(number)
+            return number
+
+        for name, rule in self.rules.items():
+            first_named = len(named)
+            self.body[name] = visit(rule.body)
+            if rule.lookahead is not None:
+                self.lookahead[name] = visit(rule.lookahead)
+            self.naming[name] = named[first_named:]
+        return facts, undecided
 
     def _add(self, root: ast.Expr, naming: list[int]) -> int:
         """Number ``root`` and its descendants not numbered yet; return ``root``'s number.
@@ -105,6 +214,7 @@ class ExprGraph:
         The nodes below ``root`` that name rules are appended to ``naming``.
         """
         index = self._index
+        assert index is not None, "a tree is numbered by _number_tree"
         known = index.get(id(root))
         if known is not None:
             self._share(known, naming)
@@ -140,6 +250,7 @@ class ExprGraph:
         return index[id(root)]
 
     def _number(self, expr: ast.Expr) -> int:
+        assert self._index is not None
         number = self._index[id(expr)] = len(self.nodes)
         self.nodes.append(expr)
         self.types.append(type(expr))
@@ -153,6 +264,8 @@ class ExprGraph:
 
     def index(self, expr: ast.Expr) -> int:
         """The number of a node of this grammar."""
+        if self._index is None:  # a tree: map identities on first use
+            self._index = {id(node): number for number, node in enumerate(self.nodes)}
         return self._index[id(expr)]
 
     def of_type(self, kind: type) -> list[int]:
@@ -181,10 +294,10 @@ class ExprGraph:
             return (self.target[node],)
         return self.children[node]
 
-    def postorder(self) -> list[int]:
+    def postorder(self) -> PySequence[int]:
         """Every node after all of its structural children (the tree part is acyclic)."""
         if not self.shared:
-            return list(range(len(self.nodes) - 1, -1, -1))
+            return range(len(self.nodes) - 1, -1, -1)
         order: list[int] = []
         seen = [False] * len(self.nodes)
         for start in range(len(self.nodes)):
@@ -206,14 +319,39 @@ class ExprGraph:
         return order
 
 
-# Bits of the four boolean facts, solved together by GrammarProperties._facts.
+# Bits of the four boolean facts, solved together by GrammarProperties._facts. A node's facts are
+# one int: the bits known true, and above them (shifted by _FALSE) the bits known false.
 _PRODUCTIVE, _NULLABLE, _MAYBE_NULLABLE, _NONEMPTY = 1, 2, 4, 8
 _ALL_FACTS = 15
+_FALSE = 4
+_KNOWN = 0xFF
+"""Every fact known (true or false): the start of an AND over children."""
 _SEQUENCE_FACTS = _PRODUCTIVE | _NULLABLE | _MAYBE_NULLABLE
 """The facts a sequence has when all its items have them."""
-_TEXT = (_PRODUCTIVE | _NONEMPTY, _NULLABLE | _MAYBE_NULLABLE)
-_EMPTY_TEXT = (_SEQUENCE_FACTS, _NONEMPTY)
-"""The facts (true, false) of a non-empty and of an empty literal."""
+
+
+def _known(true: int, false: int) -> int:
+    return true | false << _FALSE
+
+
+_TEXT = _known(_PRODUCTIVE | _NONEMPTY, _NULLABLE | _MAYBE_NULLABLE)
+"""The facts of a non-empty literal, or a non-empty character class."""
+_EMPTY_TEXT = _known(_SEQUENCE_FACTS, _NONEMPTY)
+"""The facts of an empty literal."""
+_UNKNOWN_TERMINAL = _known(_PRODUCTIVE | _MAYBE_NULLABLE | _NONEMPTY, _NULLABLE)
+"""The facts of a reference to an undefined rule, and of a ``Regex``."""
+_LOOP_FACTS = _known(_SEQUENCE_FACTS, 0)
+"""The facts of ``x*`` and ``x?``."""
+_SEQUENCE_KNOWN = _known(_SEQUENCE_FACTS, _SEQUENCE_FACTS)
+_NONEMPTY_KNOWN = _known(_NONEMPTY, _NONEMPTY)
+_FALSE_NONEMPTY = _known(0, _NONEMPTY)
+_LITERAL, _SEQUENCE, _CHOICE, _REPEAT, _RULE_REF, _CHAR_CLASS = (
+    ast.Literal, ast.Sequence, ast.Choice, ast.Repeat, ast.RuleRef, ast.CharClass)
+"""The node types the folds test for (module constants: cheaper to read than closure cells)."""
+_ANYTHING = _known(_ALL_FACTS, 0)
+"""The facts of what may be empty and may be anything (``TagDispatch``)."""
+_NOTHING = _known(0, _ALL_FACTS)
+"""The facts of what matches nothing (an empty class)."""
 
 
 class GrammarProperties:
@@ -221,99 +359,122 @@ class GrammarProperties:
 
     Per-node facts are lists indexed by :meth:`ExprGraph.index`; per-rule facts read the node of
     the rule's body. A reference to an undefined rule is treated as an unknown terminal.
+    ``tree`` is passed to :class:`ExprGraph`.
     """
 
-    def __init__(self, grammar: ast.GrammarAST, root: str):
+    def __init__(self, grammar: ast.GrammarAST, root: str, *, tree: bool = False):
         self.grammar = grammar
         self.root = root
-        self.graph = ExprGraph(grammar)
+        self.graph = ExprGraph(grammar, tree=tree)
 
     # -- boolean facts -----------------------------------------------------------------------
     @cached_property
-    def _facts(self) -> tuple[list[int], list[int]]:
-        """Per node, the boolean facts known true and known false, as bit sets.
+    def _facts(self) -> list[int]:
+        """Per node, the boolean facts known true (low bits; the fixpoint's answer).
 
         Constants are folded bottom-up through the expression trees, twice: a reference knows
         what its rule's body knew when it was reached, so the second pass (over the nodes still
         undecided) settles references to rules folded later. What is left (recursion) is solved
         per fact by counting (Horn clauses, :meth:`_solve_undecided`). Linear in nodes plus edges.
         """
-        count = len(self.graph.nodes)
-        true = [0] * count
-        false = [0] * count
-        undecided = self._fold(self.graph.postorder(), true, false)
-        undecided = self._fold(undecided, true, false)
-        for fact in (_PRODUCTIVE, _NULLABLE, _MAYBE_NULLABLE, _NONEMPTY):
-            for node in self._solve_undecided(fact, undecided, true, false):
-                true[node] |= fact
-        return true, false
+        if self.graph.folded is not None:
+            facts, undecided = self.graph.folded
+        else:
+            facts = [0] * len(self.graph.nodes)
+            undecided = self._fold(self.graph.postorder(), facts)
+        undecided = self._fold(undecided, facts)
+        if undecided:
+            for fact in (_PRODUCTIVE, _NULLABLE, _MAYBE_NULLABLE, _NONEMPTY):
+                for node in self._solve_undecided(fact, undecided, facts):
+                    facts[node] |= fact
+        return facts
 
-    def _fold(self, order: list[int], true: list[int], false: list[int]) -> list[int]:
-        """Fold known facts over ``order`` (children first); return the nodes left undecided."""
+    def _fold(self, order: Iterable[int], facts: list[int]) -> list[int]:
+        """Fold known facts over ``order`` (children first); return the nodes left undecided.
+
+        Of a sequence, AND over its items' facts gives what all items surely have and surely
+        lack, OR what some item surely has and surely lacks; so of a choice.
+        """
         graph = self.graph
         nodes, types, children, target = graph.nodes, graph.types, graph.children, graph.target
+        literal, sequence, choice, repeat, rule_ref, char_class = (
+            ast.Literal, ast.Sequence, ast.Choice, ast.Repeat, ast.RuleRef, ast.CharClass)
+        text, empty_text = _TEXT, _EMPTY_TEXT
+        productive, nonempty, sequence_facts, false_nonempty = (
+            _PRODUCTIVE, _NONEMPTY, _SEQUENCE_FACTS, _NONEMPTY << _FALSE)
         undecided: list[int] = []
         for node in order:
             kind = types[node]
-            if kind is ast.Literal:  # the commonest node: inline its facts
-                yes, no = _TEXT if nodes[node].value else _EMPTY_TEXT  # type: ignore[union-attr]
-                true[node], false[node] = yes, no
+            if kind is literal:  # the commonest node: inline its facts
+                facts[node] = text if nodes[node].value else empty_text  # type: ignore[union-attr]
                 continue
-            if kind is ast.Sequence:
-                all_true, any_true, any_false, all_false = _ALL_FACTS, 0, 0, _ALL_FACTS
+            if kind is sequence:
+                all_known, any_known = _KNOWN, 0
                 for kid in children[node]:
-                    kid_true, kid_false = true[kid], false[kid]
-                    all_true &= kid_true
-                    any_true |= kid_true
-                    any_false |= kid_false
-                    all_false &= kid_false
+                    known = facts[kid]
+                    all_known &= known
+                    any_known |= known
                 # productive and both nullables need every item; nonempty needs the sequence
                 # productive and some item nonempty
-                yes, no = all_true & _SEQUENCE_FACTS, any_false & _SEQUENCE_FACTS
-                if yes & _PRODUCTIVE and any_true & _NONEMPTY:
-                    yes |= _NONEMPTY
-                if no & _PRODUCTIVE or all_false & _NONEMPTY:
-                    no |= _NONEMPTY
-            elif kind is ast.Choice:
-                yes, no = 0, _ALL_FACTS
+                yes = all_known & sequence_facts
+                if yes & productive and any_known & nonempty:
+                    yes |= nonempty
+                no = any_known >> _FALSE & sequence_facts
+                if no & productive or all_known & false_nonempty:
+                    no |= nonempty
+                value = yes | no << _FALSE
+            elif kind is choice:
+                all_known, any_known = _KNOWN, 0
                 for kid in children[node]:
-                    yes |= true[kid]
-                    no &= false[kid]
-            elif kind is ast.Repeat:
+                    known = facts[kid]
+                    all_known &= known
+                    any_known |= known
+                value = any_known & _ALL_FACTS | all_known & ~_ALL_FACTS
+            elif kind is rule_ref:
+                body = target.get(node)
+                if body is None:  # an undefined rule: an unknown terminal
+                    facts[node] = _UNKNOWN_TERMINAL
+                    continue
+                value = facts[body]
+            elif kind is repeat:
                 expr = nodes[node]
-                kid = children[node][0]
+                known = facts[children[node][0]]
                 if expr.min == 0:  # type: ignore[union-attr]
-                    yes, no = _SEQUENCE_FACTS, 0
+                    value = _known(sequence_facts, 0)
                 else:
-                    yes, no = true[kid] & _SEQUENCE_FACTS, false[kid] & _SEQUENCE_FACTS
+                    value = known & (sequence_facts | sequence_facts << _FALSE)
                 if expr.max == 0:  # type: ignore[union-attr]
-                    no |= _NONEMPTY
+                    value |= false_nonempty
                 else:
-                    yes |= true[kid] & _NONEMPTY
-                    no |= false[kid] & _NONEMPTY
-            elif kind is ast.RuleRef and node in target:
-                body = target[node]
-                yes, no = true[body], false[body]
+                    value |= known & (nonempty | false_nonempty)
+            elif kind is char_class:
+                expr = nodes[node]
+                if expr.ranges and not expr.negated:  # type: ignore[union-attr]
+                    facts[node] = text
+                else:
+                    facts[node] = text if class_charset(expr) else _NOTHING  # type: ignore[arg-type]
+                continue
             else:
-                yes, no = _leaf_facts(nodes[node])
-            true[node], false[node] = yes, no
-            if yes | no != _ALL_FACTS:
+                facts[node] = _leaf_facts(nodes[node])
+                continue
+            facts[node] = value
+            if (value | value >> _FALSE) & _ALL_FACTS != _ALL_FACTS:
                 undecided.append(node)
         return undecided
 
-    def _solve_undecided(self, fact: int, undecided: list[int], true: list[int],
-                         false: list[int]) -> list[int]:
+    def _solve_undecided(self, fact: int, undecided: list[int], facts: list[int]) -> list[int]:
         """The undecided nodes where ``fact`` holds in the least fixpoint."""
         graph = self.graph
         types, children, target = graph.types, graph.children, graph.target
-        open_nodes = {node for node in undecided if not (true[node] | false[node]) & fact}
+        open_nodes = {node for node in undecided
+                      if not (facts[node] | facts[node] >> _FALSE) & fact}
         missing: dict[int, int] = {}
         parents: dict[int, list[int]] = {}
         ready: list[int] = []
         for node in open_nodes:
             if node in target:
                 body = target[node]
-                if true[body] & fact:
+                if facts[body] & fact:
                     ready.append(node)
                     continue
                 kids: tuple[int, ...] = (body,) if body in open_nodes else ()
@@ -322,9 +483,9 @@ class GrammarProperties:
                 kids = tuple(kid for kid in children[node] if kid in open_nodes)
                 kind = types[node]
                 if kind is ast.Choice or (kind is ast.Sequence and fact == _NONEMPTY):
-                    if kind is ast.Sequence and not true[node] & _PRODUCTIVE:
+                    if kind is ast.Sequence and not facts[node] & _PRODUCTIVE:
                         continue  # a nonempty sequence must be productive
-                    if any(true[kid] & fact for kid in children[node]):
+                    if any(facts[kid] & fact for kid in children[node]):
                         ready.append(node)
                         continue
                     needed = 1
@@ -348,7 +509,8 @@ class GrammarProperties:
         return solved
 
     def _fact(self, fact: int) -> list[bool]:
-        return [bool(known & fact) for known in self._facts[0]]
+        truth = bytes(bool(known & fact) for known in range(256))
+        return list(map(bool, bytes(self._facts).translate(truth)))  # facts fit in a byte
 
     @cached_property
     def productive(self) -> list[bool]:
@@ -377,13 +539,15 @@ class GrammarProperties:
         graph = self.graph
         if self.root not in graph.rules:
             return set()
+        rules, nodes, target_rule = graph.rules, graph.nodes, graph.target_rule
         seen = {self.root}
         queue = deque([self.root])
         while queue:
             name = queue.popleft()
             for node in graph.naming[name]:
-                for used in _rules_used_by(graph.nodes[node]):
-                    if used in graph.rules and used not in seen:
+                target = target_rule.get(node)
+                for used in (target,) if target is not None else _rules_used_by(nodes[node]):
+                    if used in rules and used not in seen:
                         seen.add(used)
                         queue.append(used)
         return seen
@@ -514,24 +678,22 @@ _NAMING = frozenset({ast.RuleRef, ast.TagDispatch, ast.TokenTagDispatch})
 """The node types that name rules."""
 
 
-def _leaf_facts(expr: ast.Expr) -> tuple[int, int]:
-    """The facts a leaf (or a reference to an undefined rule) has: (known true, known false)."""
+def _leaf_facts(expr: ast.Expr) -> int:
+    """The facts a leaf (or a reference to an undefined rule) has (see :func:`_known`)."""
     kind = type(expr)
     if kind is ast.Literal:
         return _TEXT if expr.value else _EMPTY_TEXT  # type: ignore[union-attr]
     if kind is ast.CharClass:
-        if class_charset(expr):  # type: ignore[arg-type]
-            return _PRODUCTIVE | _NONEMPTY, _NULLABLE | _MAYBE_NULLABLE
-        return 0, _ALL_FACTS
+        return _TEXT if class_charset(expr) else _NOTHING  # type: ignore[arg-type]
     if kind is ast.RuleRef or kind is ast.RegexMacro:  # an undefined rule: an unknown terminal
-        return _PRODUCTIVE | _MAYBE_NULLABLE | _NONEMPTY, _NULLABLE
+        return _UNKNOWN_TERMINAL
     if kind is ast.Substring:
         if any(expr.strings):  # type: ignore[union-attr]
-            return _ALL_FACTS, 0
-        return _PRODUCTIVE | _NULLABLE | _MAYBE_NULLABLE, _NONEMPTY
+            return _ANYTHING
+        return _EMPTY_TEXT
     if kind is ast.TokenSet:
-        return _PRODUCTIVE | _NONEMPTY, _NULLABLE | _MAYBE_NULLABLE
-    return _ALL_FACTS, 0  # TagDispatch, TokenTagDispatch: may be empty, may be anything
+        return _TEXT
+    return _ANYTHING  # TagDispatch, TokenTagDispatch: may be empty, may be anything
 
 
 def _rules_used_by(expr: ast.Expr) -> tuple[str, ...]:

@@ -11,6 +11,7 @@ import re
 from bisect import bisect_right
 from collections import Counter, deque
 from collections.abc import Callable, Iterator
+from collections.abc import Sequence as PySequence
 from dataclasses import dataclass
 from functools import cached_property, lru_cache
 
@@ -41,15 +42,20 @@ _LONG_HEX_ESCAPE = re.compile(r"\\x[0-9a-fA-F]{3}")
 
 @dataclass
 class LintContext:
-    """What a rule may look at: the grammar, its root, shared analyses and, if known, the text."""
+    """What a rule may look at: the grammar, its root, shared analyses and, if known, the text.
+
+    ``tree``: the grammar is the parser's tree, no node object in two places (see
+    :class:`~grammarkit.analysis.properties.ExprGraph`).
+    """
 
     grammar: ast.GrammarAST
     root: str
     source: SourceText | None = None
+    tree: bool = False
 
     @cached_property
     def properties(self) -> GrammarProperties:
-        return GrammarProperties(self.grammar, self.root)
+        return GrammarProperties(self.grammar, self.root, tree=self.tree)
 
     def where(self, span: ast.Span | None) -> str:
         """`` (line L, column C)`` for a span when the text is known, else ``""``."""
@@ -230,6 +236,8 @@ def empty_class(ctx: LintContext) -> Iterator[Diagnostic]:
     graph = ctx.properties.graph
     for node in graph.of_type(ast.CharClass):
         expr: ast.CharClass = graph.nodes[node]  # type: ignore[assignment]
+        if expr.ranges and not expr.negated:
+            continue  # the usual class: not empty
         if not class_charset(expr):
             what = "excludes every character" if expr.negated else "is empty"
             yield warning(
@@ -292,33 +300,6 @@ def _whitespace_class(ranges: tuple[tuple[int, int], ...], negated: bool) -> boo
 _cached_whitespace_class = lru_cache(maxsize=1024)(_whitespace_class)
 
 
-class _WhitespaceLoops:
-    """Recognises unbounded whitespace repetitions, also behind rules like ``ws ::= [ \\t]*``."""
-
-    def __init__(self, rules: dict[str, ast.Rule]):
-        self.rules = rules
-        self.known: dict[str, bool] = {}
-
-    def __call__(self, expr: ast.Expr) -> bool:
-        chain: list[str] = []
-        while isinstance(expr, ast.RuleRef):
-            name = expr.name
-            if name in self.known:
-                return self._remember(chain, self.known[name])
-            if name not in self.rules or name in chain:
-                return self._remember(chain, False)
-            chain.append(name)
-            expr = self.rules[name].body
-        found = (isinstance(expr, ast.Repeat) and expr.max is None
-                 and _whitespace_only(expr.item))
-        return self._remember(chain, found)
-
-    def _remember(self, chain: list[str], value: bool) -> bool:
-        for name in chain:
-            self.known[name] = value
-        return value
-
-
 @_rule("GK206", "unbounded-whitespace")
 def unbounded_whitespace(ctx: LintContext) -> Iterator[Diagnostic]:
     """Unbounded whitespace inside another loop, or at the very end of the root's language.
@@ -368,17 +349,44 @@ def unbounded_whitespace(ctx: LintContext) -> Iterator[Diagnostic]:
 
 
 def _whitespace_loop_nodes(graph: ExprGraph) -> set[int]:
-    """The unbounded whitespace repetitions, and the references to rules that are one."""
+    """The unbounded whitespace repetitions, and the references to rules that are one (directly
+    or through a chain of rules like ``ws ::= spaces``)."""
+    nodes, types, target = graph.nodes, graph.types, graph.target
+    char_class = ast.CharClass
     loops = set()
     for node in graph.of_type(ast.Repeat):
-        expr: ast.Repeat = graph.nodes[node]  # type: ignore[assignment]
-        if expr.max is None and _whitespace_only(expr.item):
+        expr: ast.Repeat = nodes[node]  # type: ignore[assignment]
+        if expr.max is not None:
+            continue
+        item = expr.item
+        if type(item) is char_class:  # the usual `[ \t]*`, and all other loops over classes
+            if len(item.ranges) <= SMALL_CLASS:
+                found = _cached_whitespace_class(item.ranges, item.negated)
+            else:
+                found = _whitespace_class(item.ranges, item.negated)
+        else:
+            found = _whitespace_only(item)
+        if found:
             loops.add(node)
-    is_loop = _WhitespaceLoops(graph.rules)
-    names = {name for name in graph.rules if is_loop(ast.RuleRef(name))}
+    if not loops:
+        return loops
+    rule_ref = ast.RuleRef
+    ends: dict[int, int] = {}  # per body that is a reference: where its chain of references ends
+    names = set()
+    for name, node in graph.body.items():
+        chain: dict[int, None] = {}
+        while types[node] is rule_ref and node in target and node not in ends:
+            if node in chain:  # a cycle of rules that are only references
+                break
+            chain[node] = None
+            node = target[node]
+        end = ends.get(node, node)
+        for member in chain:
+            ends[member] = end
+        if end in loops:
+            names.add(name)
     if names:
-        loops.update(node for node in graph.of_type(ast.RuleRef)
-                     if graph.nodes[node].name in names)  # type: ignore[union-attr]
+        loops.update(node for node in graph.target if graph.target_rule[node] in names)
     return loops
 
 
@@ -447,26 +455,61 @@ def _shape(graph: ExprGraph, node: int) -> object:
 def duplicate_alternative(ctx: LintContext) -> Iterator[Diagnostic]:
     """An alternative that repeats an earlier alternative of the same choice."""
     graph = ctx.properties.graph
-    choices = graph.of_type(ast.Choice)
-    nested = {kid for node in choices for kid in graph.children[node]
-              if graph.types[kid] is ast.Choice}
+    nodes, types, children = graph.nodes, graph.types, graph.children
+    choice, literal, rule_ref, sequence = ast.Choice, ast.Literal, ast.RuleRef, ast.Sequence
+    choices = graph.of_type(choice)
+    # the choices directly inside another (spliced into it); in a tree, found on the way, as a
+    # parent is numbered before its children
+    nested = {kid for node in choices for kid in children[node]
+              if types[kid] is choice} if graph.shared else set()
     groups = []  # per outermost choice, its alternatives with nested choices spliced in
     for node in choices:
         if node in nested:
             continue
-        alternatives = []
-        stack = list(reversed(graph.children[node]))
-        while stack:
-            alternative = stack.pop()
-            if graph.types[alternative] is ast.Choice:
-                stack.extend(reversed(graph.children[alternative]))
+        alternatives: PySequence[int] = children[node]
+        if len(alternatives) == 2:  # the commonest choice: decide without building anything
+            first, second = alternatives
+            kind = types[first]
+            if kind is not types[second]:
+                if kind is not choice and types[second] is not choice:
+                    continue
+            elif (kind is literal and nodes[first].value != nodes[second].value  # type: ignore[union-attr]
+                  or kind is rule_ref and nodes[first].name != nodes[second].name):  # type: ignore[union-attr]
+                continue
+        kinds = [types[alternative] for alternative in alternatives]
+        if choice in kinds:
+            alternatives = []
+            stack = list(reversed(children[node]))
+            while stack:
+                alternative = stack.pop()
+                if types[alternative] is choice:
+                    nested.add(alternative)
+                    stack.extend(reversed(children[alternative]))
+                else:
+                    alternatives.append(alternative)
+            kinds = [types[alternative] for alternative in alternatives]
+        if len(set(kinds)) == len(kinds):
+            continue  # no two alternatives of one kind
+        # cheap necessary conditions: equal literals have equal values, equal references equal
+        # names, equal sequences items of equal kinds
+        cheap: list[object] = []
+        for alternative, kind in zip(alternatives, kinds):
+            if kind is literal:
+                cheap.append(nodes[alternative].value)  # type: ignore[union-attr]
+            elif kind is rule_ref:
+                cheap.append(nodes[alternative].name)  # type: ignore[union-attr]
+            elif kind is sequence:
+                cheap.append(tuple(map(types.__getitem__, children[alternative])))
             else:
-                alternatives.append(alternative)
+                cheap.append(kind)
+        if len(set(cheap)) == len(cheap):
+            continue
         # equal alternatives have equal outlines: compare in depth only those that share one
         outlines = [_outline(graph, alternative) for alternative in alternatives]
+        if len(set(outlines)) == len(outlines):
+            continue
         sharing = {outline for outline, n in Counter(outlines).items() if n > 1}
-        if sharing:
-            groups.append([a for a, o in zip(alternatives, outlines) if o in sharing])
+        groups.append([a for a, o in zip(alternatives, outlines) if o in sharing])
     keys = _structure_keys(graph, [node for group in groups for node in group])
     for alternatives in groups:
         first_seen: dict[int, int] = {}
@@ -490,18 +533,28 @@ def overlapping_class_ranges(ctx: LintContext) -> Iterator[Diagnostic]:
         expr: ast.CharClass = graph.nodes[node]  # type: ignore[assignment]
         if len(expr.ranges) < 2:
             continue
-        widest: tuple[int, int] | None = None
-        for low, high in sorted(expr.ranges):
-            if widest is not None and low <= widest[1]:
-                message = (f"`{_range_text(low, high)}` appears twice in this character class"
-                           if (low, high) == widest else
-                           f"`{_range_text(*widest)}` and `{_range_text(low, high)}` overlap in "
-                           "this character class")
-                yield warning("GK208", message, expr.span,
-                              "list each character once; the overlap may hide a typo")
-                break
-            if widest is None or high > widest[1]:
-                widest = (low, high)
+        find = _cached_overlap if len(expr.ranges) <= SMALL_CLASS else _overlap
+        message = find(expr.ranges)
+        if message is not None:
+            yield warning("GK208", message, expr.span,
+                          "list each character once; the overlap may hide a typo")
+
+
+def _overlap(ranges: tuple[tuple[int, int], ...]) -> str | None:
+    """What GK208 says of a class's first range that overlaps another, or ``None``."""
+    widest: tuple[int, int] | None = None
+    for low, high in sorted(ranges):
+        if widest is not None and low <= widest[1]:
+            if (low, high) == widest:
+                return f"`{_range_text(low, high)}` appears twice in this character class"
+            return (f"`{_range_text(*widest)}` and `{_range_text(low, high)}` overlap in "
+                    "this character class")
+        if widest is None or high > widest[1]:
+            widest = (low, high)
+    return None
+
+
+_cached_overlap = lru_cache(maxsize=4096)(_overlap)
 
 
 # -- GK209 ---------------------------------------------------------------------------------------
@@ -536,18 +589,35 @@ def left_recursion(ctx: LintContext) -> Iterator[Diagnostic]:
 
 
 def _left_references(props: GrammarProperties, name: str) -> list[int]:
-    """The references to defined rules a match of rule ``name`` can begin with."""
+    """The references to defined rules a match of rule ``name`` can begin with.
+
+    :meth:`GrammarProperties.first_position`, inlined: this runs over every rule.
+    """
     graph = props.graph
+    types, children, nodes, target, nullable = (
+        graph.types, graph.children, graph.nodes, graph.target, props.nullable)
+    sequence, repeat = ast.Sequence, ast.Repeat
     start = graph.body[name]
     found = []
     seen = {start}
     stack = [start]
     while stack:
         node = stack.pop()
-        if node in graph.target:
+        if node in target:
             found.append(node)
             continue
-        for kid in props.first_position(node, props.nullable):
+        kids = children[node]
+        if not kids:
+            continue
+        kind = types[node]
+        if kind is sequence:
+            for position, kid in enumerate(kids):
+                if not nullable[kid]:
+                    kids = kids[: position + 1]
+                    break
+        elif kind is repeat and nodes[node].max == 0:  # type: ignore[union-attr]
+            continue
+        for kid in kids:
             if kid not in seen:
                 seen.add(kid)
                 stack.append(kid)

@@ -2,10 +2,12 @@
 
 A file is written to a temporary name in the cache directory and renamed into place, so a
 reader sees a whole file or none, whichever process wrote it last. Each file holds a magic
-line, a format version, a JSON header naming its key, and the SHA-256 of its payload (the
-arrays in ``.npz`` form, no pickles). Whatever goes wrong (a missing or unwritable directory, a
-full disk, a truncated, corrupt or foreign file) costs a :class:`CacheWarning` at most: the
-caller recomputes, and a bad file is never used.
+line, a format version, a JSON header naming its key and the SHA-256 of each array, and the
+arrays in ``.npz`` form (no pickles). An array is checked when first read
+(:class:`StoredArrays`), so a caller needing one small array does not hash the others.
+Whatever goes wrong (a missing or unwritable directory, a full disk, a truncated, corrupt or
+foreign file) costs a :class:`CacheWarning` at most: the caller recomputes, and a bad array is
+never used.
 """
 
 from __future__ import annotations
@@ -19,12 +21,13 @@ import tempfile
 import warnings
 import zipfile
 from pathlib import Path
+from typing import Any, BinaryIO
 
 import numpy as np
 import numpy.typing as npt
 
 MAGIC = b"grammarkit-cache\n"
-FORMAT_VERSION = 1
+FORMAT_VERSION = 2
 """Bumped whenever the layout of the header or of the stored arrays changes."""
 
 SUFFIX = ".gkcache"
@@ -36,6 +39,52 @@ _PREFIX = struct.Struct("<II")  # format version, header length
 _PAYLOAD = struct.Struct("<Q")  # payload length
 
 Arrays = dict[str, npt.NDArray[np.generic]]
+
+
+class StoredArrays:
+    """The arrays of one cache file, each checked against its SHA-256 when first read.
+
+    Raises
+    ------
+    KeyError
+        For a name the file does not hold.
+    ValueError
+        If the array's bytes do not match its checksum (the file is corrupt).
+    """
+
+    def __init__(self, file: BinaryIO, archive: np.lib.npyio.NpzFile, digests: dict[str, str],
+                 path: Path):
+        self._file = file
+        self._archive = archive
+        self._digests = digests
+        self.path = path
+        self._checked: Arrays = {}
+
+    def __getitem__(self, name: str) -> npt.NDArray[Any]:
+        found = self._checked.get(name)
+        if found is None:
+            digest = self._digests.get(name)
+            if digest is None:
+                raise KeyError(name)
+            try:
+                found = self._archive[name]
+            except (KeyError, OSError, EOFError, ValueError, zipfile.BadZipFile) as exc:
+                raise ValueError(f"cannot read array {name}: {exc}") from exc
+            if _digest(found) != digest:
+                raise ValueError(f"checksum mismatch in array {name} (corrupt)")
+            self._checked[name] = found
+        return found
+
+    def __contains__(self, name: str) -> bool:
+        return name in self._digests
+
+    def close(self) -> None:
+        """Close the file (arrays read so far stay available)."""
+        self._archive.close()
+        self._file.close()
+
+    def __del__(self) -> None:
+        self.close()
 
 
 class CacheWarning(UserWarning):
@@ -62,19 +111,20 @@ class DiskCache:
         name = hashlib.sha256(key.encode()).hexdigest()[:40]
         return self.directory / f"{name}{SUFFIX}"
 
-    def load(self, key: str) -> Arrays | None:
+    def load(self, key: str) -> StoredArrays | None:
         """The arrays stored under ``key``, or ``None`` (with a warning if a file was bad)."""
         path = self.path(key)
         try:
-            data = path.read_bytes()
+            file = path.open("rb")
         except FileNotFoundError:
             return None
         except OSError as exc:
             _warn(f"cannot read cache file {path}: {exc}")
             return None
         try:
-            return _decode(data, key)
+            return _decode(file, key, path)
         except (ValueError, KeyError, OSError, EOFError, zipfile.BadZipFile) as exc:
+            file.close()
             _warn(f"ignoring cache file {path}: {exc}")
             return None
 
@@ -128,34 +178,50 @@ def _encode(key: str, arrays: Arrays) -> bytes:
     buffer = io.BytesIO()
     np.savez(buffer, **arrays)  # type: ignore[arg-type]
     payload = buffer.getvalue()
-    header = json.dumps({"key": key}).encode()
+    digests = {name: _digest(np.asarray(array)) for name, array in arrays.items()}
+    header = json.dumps({"key": key, "arrays": digests}).encode()
     return b"".join((MAGIC, _PREFIX.pack(FORMAT_VERSION, len(header)), header,
-                     _PAYLOAD.pack(len(payload)), hashlib.sha256(payload).digest(), payload))
+                     _PAYLOAD.pack(len(payload)), payload))
 
 
-def _decode(data: bytes, key: str) -> Arrays:
-    if not data.startswith(MAGIC):
+def _digest(array: npt.NDArray[np.generic]) -> str:
+    """SHA-256 of an array's dtype, shape and bytes."""
+    digest = hashlib.sha256(f"{array.dtype.str}{array.shape}".encode())
+    digest.update(np.ascontiguousarray(array).data)
+    return digest.hexdigest()
+
+
+def _decode(file: BinaryIO, key: str, path: Path) -> StoredArrays:
+    """The arrays of the open cache ``file``, after checking its header (arrays are read and
+    checked on access; only the header is read now)."""
+    head = file.read(len(MAGIC) + _PREFIX.size)
+    if head[: len(MAGIC)] != MAGIC:
         raise ValueError("not a grammarkit cache file")
-    at = len(MAGIC)
-    if len(data) < at + _PREFIX.size:
+    if len(head) < len(MAGIC) + _PREFIX.size:
         raise ValueError("truncated header")
-    version, header_length = _PREFIX.unpack_from(data, at)
+    version, header_length = _PREFIX.unpack_from(head, len(MAGIC))
     if version != FORMAT_VERSION:
         raise ValueError(f"format version {version}, expected {FORMAT_VERSION}")
-    at += _PREFIX.size
-    header = json.loads(data[at: at + header_length])
+    text = file.read(header_length)
+    if len(text) < header_length:
+        raise ValueError("truncated header")
+    header = json.loads(text)
     if not isinstance(header, dict) or header.get("key") != key:
         raise ValueError("written for another grammar or vocabulary")
-    at += header_length
-    if len(data) < at + _PAYLOAD.size + 32:
+    digests = header.get("arrays")
+    if not isinstance(digests, dict) or not all(
+            isinstance(k, str) and isinstance(v, str) for k, v in digests.items()):
+        raise ValueError("bad header")
+    size = file.read(_PAYLOAD.size)
+    if len(size) < _PAYLOAD.size:
         raise ValueError("truncated header")
-    (length,) = _PAYLOAD.unpack_from(data, at)
-    at += _PAYLOAD.size
-    checksum, payload = data[at: at + 32], data[at + 32:]
-    if len(payload) != length or hashlib.sha256(payload).digest() != checksum:
-        raise ValueError("checksum mismatch (truncated or corrupt)")
-    with np.load(io.BytesIO(payload), allow_pickle=False) as stored:
-        return {name: stored[name] for name in stored.files}
+    (length,) = _PAYLOAD.unpack(size)
+    if os.fstat(file.fileno()).st_size - file.tell() != length:
+        raise ValueError("truncated payload (or trailing bytes)")
+    archive = np.load(file, allow_pickle=False)
+    if not isinstance(archive, np.lib.npyio.NpzFile) or sorted(archive.files) != sorted(digests):
+        raise ValueError("arrays differ from the header")
+    return StoredArrays(file, archive, digests, path)
 
 
 def _warn(message: str) -> None:

@@ -24,18 +24,33 @@ from collections import OrderedDict
 from dataclasses import dataclass
 
 import numpy as np
+import numpy.typing as npt
 
 from grammarkit.automata.compiled import CompiledGrammar
-from grammarkit.decode.disk_cache import FORMAT_VERSION, Arrays, CacheWarning, DiskCache
+from grammarkit.decode.bitmask import Words
+from grammarkit.decode.disk_cache import (
+    FORMAT_VERSION,
+    Arrays,
+    CacheWarning,
+    DiskCache,
+    StoredArrays,
+)
+from grammarkit.decode.earley_core import Frame, ParseState
 from grammarkit.decode.mask_engine import MaskEngine
-from grammarkit.decode.token_classes import Context, TokenClasses
+from grammarkit.decode.state_automaton import StateKey
+from grammarkit.decode.token_classes import Context, TokenClasses, classified_groups
 from grammarkit.decode.token_index import TokenIndex, token_index
-from grammarkit.decode.token_partition import TokenPartition, byte_classes, clear_partitions
+from grammarkit.decode.token_partition import clear_partitions
 from grammarkit.grammar import Grammar
 from grammarkit.vocab import Vocabulary
 
-STORED_STATES = 200_000
-"""Grammars whose automata have more states than this are not stored (lazily numbered)."""
+START_FROM_DISK_SECONDS = 0.002
+"""An engine whose first mask took longer than this to compute stores it in a file of its
+own, which a new engine reads at once; its other tables are read at its second state. (Below,
+computing the first mask costs about what opening a file does, 0.5–1 ms measured.)"""
+
+STORED_MASKS = 1024
+"""Masks stored per grammar at most (the most recently used; 31 MB for 248k tokens)."""
 
 ENGINE_CACHE_SIZE = 32
 """Engines (compiled grammars with their mask tables) kept per process."""
@@ -53,7 +68,7 @@ class _Entry:
     disk: DiskCache | None
     disk_key: str
     stored: int
-    """Contexts classified when the engine was last loaded from or stored to disk."""
+    """The engine's revision when it was last loaded from or stored to disk."""
 
 
 _ENTRIES: OrderedDict[tuple[str, str], _Entry] = OrderedDict()
@@ -115,11 +130,16 @@ def save() -> int:
         entries = list(_ENTRIES.values())
     written = 0
     for entry in entries:
-        classified = entry.engine.classifier.num_classified
-        if entry.disk is None or classified <= entry.stored:
+        revision = entry.engine.revision
+        if entry.disk is None or revision <= entry.stored:
             continue
-        if entry.disk.store(entry.disk_key, _tables_of(entry.engine)):
-            entry.stored = classified
+        engine = entry.engine
+        if engine.first_seconds > START_FROM_DISK_SECONDS:
+            start = _start_mask(engine)
+            if start is not None:
+                entry.disk.store(_start_key(entry.disk_key), {"start_mask": start})
+        if entry.disk.store(entry.disk_key, _tables_of(engine)):
+            entry.stored = revision
             written += 1
     return written
 
@@ -135,59 +155,107 @@ def _evict() -> None:
 
 def _build(compiled: CompiledGrammar, index: TokenIndex, key: tuple[str, str]) -> _Entry:
     directory = os.environ.get(CACHE_DIR_VARIABLE)
+    engine = MaskEngine(compiled, index)
     if not directory:
-        return _Entry(MaskEngine(compiled, index), None, "", 0)
+        return _Entry(engine, None, "", 0)
     global _SAVE_REGISTERED
     if not _SAVE_REGISTERED:
         atexit.register(save)
         _SAVE_REGISTERED = True
-    if not compiled.build_all(STORED_STATES):  # stored tables need a fixed numbering
-        return _Entry(MaskEngine(compiled, index), None, "", 0)
+    from grammarkit import __version__
+
     disk = DiskCache(directory)
-    disk_key = f"mask-tables/{FORMAT_VERSION}/{key[0]}/{key[1]}/{_structure_digest(compiled)}"
-    stored = disk.load(disk_key)
-    if stored is not None:
+    disk_key = f"mask-tables/{FORMAT_VERSION}/{__version__}/{key[0]}/{key[1]}"
+    start = disk.load(_start_key(disk_key))  # stored only where computing it took long
+    if start is not None:
         try:
-            engine = _restored(compiled, index, stored)
+            _restore_start(engine, index, start)
         except (ValueError, KeyError, IndexError) as exc:
-            warnings.warn(f"ignoring cache file {disk.path(disk_key)}: {exc}", CacheWarning,
-                          stacklevel=4)
-        else:
-            return _Entry(engine, disk, disk_key, engine.classifier.num_classified)
-    return _Entry(MaskEngine(compiled, index), disk, disk_key, 0)
+            _ignore(start, exc)
+        finally:
+            start.close()
+    engine.defer(lambda restored: _restore_later(restored, index, disk.load(disk_key)))
+    return _Entry(engine, disk, disk_key, 0)
 
 
-def _structure_digest(compiled: CompiledGrammar) -> str:
-    """SHA-256 of the automata's structure (see :meth:`CompiledGrammar.structure_digest`)."""
-    return compiled.structure_digest()
+def _start_key(disk_key: str) -> str:
+    return f"{disk_key}/start"
+
+
+def _ignore(stored: StoredArrays, exc: Exception) -> None:
+    warnings.warn(f"ignoring cache file {stored.path}: {exc}", CacheWarning, stacklevel=5)
 
 
 def _tables_of(engine: MaskEngine) -> Arrays:
-    """The engine's token partition and token classes as arrays (see :func:`_restored`)."""
-    core, partition = engine.core, engine.partition
-    classified = engine.classifier.classified()
+    """The engine's token partition, routed masks and classes as arrays (see
+    :func:`_restore_start`, :func:`_restore_later`).
+
+    States are stored by their routes (:attr:`MaskEngine.routes`: a parent state and the bytes
+    from it), so another process finds them by replaying bytes from the start state, whatever
+    its own numbering; classes by a routed state holding their context.
+    """
+    partition = engine.partition
     empty = np.zeros(0, dtype=np.int64)
-    configs: list[list[int]] = []
-    rules: list[list[int]] = []
-    follow_bytes: list[bytes] = []
-    for (config, own, follow), _ in classified:
-        configs += [sorted(core.states(config)), sorted(core.states(own))]
-        rules.append([rule for rule, _ in follow])
-        follow_bytes += [bits.to_bytes(32, "little") for _, bits in follow]
+    routes = engine.routes
+    nodes: dict[StateKey, int] = {}
+    parents: list[int] = []
+    steps: list[bytes] = []
+
+    def node(key: StateKey) -> int | None:
+        chain: list[StateKey] = []
+        at: StateKey | None = key
+        while at is not None and at not in nodes:
+            if at not in routes or len(chain) > len(routes):
+                return None
+            chain.append(at)
+            at = routes[at][0]
+        for item in reversed(chain):
+            parent, data = routes[item]
+            nodes[item] = len(parents)
+            parents.append(-1 if parent is None else nodes[parent])
+            steps.append(data)
+        return nodes[key]
+
+    mask_nodes, mask_rows = [], []
+    for key, words in engine.masks()[-STORED_MASKS:]:
+        number = node(key)
+        if number is not None:
+            mask_nodes.append(number)
+            mask_rows.append(words)
+    class_nodes, class_groups, classes = [], [], []
+    for context, found in engine.classifier.classified():
+        where = engine.context_states.get(context)
+        number = None if where is None else node(where[0])
+        if where is not None and number is not None:
+            class_nodes.append(number)
+            class_groups.append(where[1])
+            classes.append(found)
     width = len(engine.index.ordinary_words)
-    accepted = (np.stack([c.accepted for _, c in classified]) if classified
-                else np.zeros((0, width), dtype=np.int32))
+
+    def stacked(rows: list[Words]) -> Words:
+        return np.stack(rows) if rows else np.zeros((0, width), dtype=np.int32)
+
     return {
         "byte_classes": partition.classes.astype(np.int16),
         "group_of": (partition.group_of if partition.is_grouped else empty).astype(np.int32),
         "representative": (partition.representative if partition.is_grouped
                            else empty).astype(np.int32),
-        **_ragged("config_states", configs),
-        **_ragged("follow_rules", rules),
-        "follow_bytes": np.frombuffer(b"".join(follow_bytes), dtype=np.uint8).reshape(-1, 32),
-        "accepted": accepted,
-        **_ragged("uncertain", [c.uncertain.tolist() for _, c in classified]),
+        "route_parent": np.array(parents, dtype=np.int32),
+        **_ragged("route_bytes", [list(data) for data in steps]),
+        "mask_node": np.array(mask_nodes, dtype=np.int32),
+        "masks": stacked(mask_rows),
+        "class_node": np.array(class_nodes, dtype=np.int32),
+        "class_group": np.array(class_groups, dtype=np.int32),
+        "accepted": stacked([c.accepted for c in classes]),
+        **_ragged("uncertain", [c.uncertain.tolist() for c in classes]),
+        "surveyed": np.array([engine.surveyed], dtype=np.uint8),
     }
+
+
+def _start_mask(engine: MaskEngine) -> Words | None:
+    """The start state's mask as a one-row array, if cached."""
+    found = engine.cached_mask(engine.state_key(engine.core.initial(), {}))
+    return None if found is None else found[None, :]
 
 
 def _ragged(name: str, rows: list[list[int]]) -> Arrays:
@@ -198,7 +266,7 @@ def _ragged(name: str, rows: list[list[int]]) -> Arrays:
     return {name: flat, f"{name}_offsets": offsets}
 
 
-def _rows(stored: Arrays, name: str, count: int, limit: int) -> list[list[int]]:
+def _rows(stored: StoredArrays, name: str, count: int, limit: int) -> list[list[int]]:
     """The rows stored by :func:`_ragged`, checked: ``count`` rows of values in ``[0, limit)``."""
     flat, offsets = stored[name], stored[f"{name}_offsets"]
     if (offsets.ndim != 1 or len(offsets) != count + 1 or offsets[0] != 0
@@ -211,65 +279,132 @@ def _rows(stored: Arrays, name: str, count: int, limit: int) -> list[list[int]]:
     return [values[bounds[i]: bounds[i + 1]] for i in range(count)]
 
 
-def _restored(compiled: CompiledGrammar, index: TokenIndex, stored: Arrays) -> MaskEngine:
-    """An engine starting from stored tables, every array checked against the grammar and
-    vocabulary.
+def _words(stored: StoredArrays, name: str, count: int | None, index: TokenIndex) -> Words:
+    """Bitmask rows ``name``, checked: ``int32``, of the vocabulary's width, no bit beyond
+    its size."""
+    rows = stored[name]
+    width = len(index.ordinary_words)
+    if (rows.dtype != np.int32 or rows.ndim != 2 or rows.shape[1] != width
+            or count is not None and len(rows) != count):
+        raise ValueError(f"bad {name} rows")
+    tail = index.vocab_size % 32
+    if tail and len(rows) and np.any(rows[:, -1].view(np.uint32) >> np.uint32(tail)):
+        raise ValueError(f"{name}: tokens outside the vocabulary")
+    return rows
+
+
+def _restore_start(engine: MaskEngine, index: TokenIndex, stored: StoredArrays) -> None:
+    """Add the stored mask of the start state to ``engine``.
 
     Raises
     ------
     ValueError
-        If any array is inconsistent with them.
+        If it is inconsistent with the vocabulary.
     """
-    classes = byte_classes(compiled)
-    if not np.array_equal(stored["byte_classes"], classes):
+    start = _words(stored, "start_mask", None, index)
+    if len(start) > 1:
+        raise ValueError("bad start_mask rows")
+    if len(start):
+        engine.add_mask(engine.state_key(engine.core.initial(), {}), start[0].copy(),
+                        (None, b""))
+
+
+def _restore_later(engine: MaskEngine, index: TokenIndex, stored: StoredArrays | None) -> None:
+    """Add the token partition, masks and classes of ``stored`` to ``engine`` (all or, with a
+    warning, none)."""
+    if stored is None:
+        return
+    try:
+        groups = _partition(engine, index, stored)
+        _restore_routed(engine, index, stored)
+    except (ValueError, KeyError, IndexError) as exc:
+        _ignore(stored, exc)
+    else:
+        if groups is not None:
+            engine.partition.adopt(groups)
+    finally:
+        stored.close()
+
+
+def _partition(engine: MaskEngine, index: TokenIndex, stored: StoredArrays
+               ) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.int64]] | None:
+    """The stored token partition's groups, checked (``None`` if none were stored).
+
+    Raises
+    ------
+    ValueError
+        If they do not fit the grammar's byte classes and the vocabulary.
+    """
+    if not np.array_equal(stored["byte_classes"], engine.partition.classes):
         raise ValueError("byte classes differ")
     group_of = stored["group_of"].astype(np.int64)
     representative = stored["representative"].astype(np.int64)
     groups = len(representative)
     if not len(group_of) and not groups:
-        partition = TokenPartition(classes, index)  # not computed when stored
-    elif (group_of.shape != (index.num_tokens,) or representative.ndim != 1
+        return None
+    if (group_of.shape != (index.num_tokens,) or representative.ndim != 1
             or (len(group_of) and (group_of.min() < 0 or group_of.max() >= groups))
             or (groups and (representative.min() < 0 or representative.max() >= index.num_tokens))
             or not np.array_equal(group_of[representative], np.arange(groups))):
         raise ValueError("bad token partition")
-    else:
-        partition = TokenPartition(classes, index, (group_of, representative))
-    engine = MaskEngine(compiled, index, partition)
-    count = len(stored["accepted"])
-    width = len(index.ordinary_words)
-    if stored["accepted"].dtype != np.int32 or stored["accepted"].shape != (count, width):
-        raise ValueError("bad accepted tokens")
-    accepted = stored["accepted"].astype(np.int32)
+    return group_of, representative
+
+
+def _restore_routed(engine: MaskEngine, index: TokenIndex, stored: StoredArrays) -> None:
+    """Add the stored masks and classes to ``engine``, replaying their routes (all or none).
+
+    Raises
+    ------
+    ValueError
+        If any array is inconsistent (a route the grammar rejects, a row out of range).
+    """
+    parents = stored["route_parent"]
+    count = len(parents)
+    if parents.dtype != np.int32 or parents.ndim != 1 or np.any(
+            (parents < -1) | (parents >= np.arange(count))):
+        raise ValueError("bad route parents")
+    steps = _rows(stored, "route_bytes", count, 256)
+    core = engine.core
+    frame_keys: dict[Frame, int] = {}
+    states: list[ParseState] = []
+    keys: list[StateKey] = []
+    for parent, step in zip(parents.tolist(), steps, strict=True):
+        before = core.initial() if parent < 0 else states[parent]
+        state = core.advance(before, bytes(step))
+        if state is None:
+            raise ValueError("a stored route is rejected by the grammar")
+        states.append(state)
+        keys.append(engine.state_key(state, frame_keys))
+    mask_node = stored["mask_node"]
+    masks = _words(stored, "masks", len(mask_node), index)
+    class_node, class_group = stored["class_node"], stored["class_group"]
+    accepted = _words(stored, "accepted", len(class_node), index)
     if np.any(accepted & ~index.ordinary_words):
         raise ValueError("accepted tokens outside the vocabulary")
-    core = engine.core
-    follow_of = core.follow
-    configs = _rows(stored, "config_states", 2 * count, compiled.num_states)
-    rules = _rows(stored, "follow_rules", count, compiled.num_rules + 1)
-    follow_bytes = stored["follow_bytes"]
-    if follow_bytes.dtype != np.uint8 or follow_bytes.shape != (sum(map(len, rules)), 32):
-        raise ValueError("bad follow sets")
-    uncertain = _rows(stored, "uncertain", count, index.num_tokens)
-    follow_at = 0
-    for i in range(count):
-        context_configs = []
-        follow = tuple((rule, int.from_bytes(follow_bytes[follow_at + j].tobytes(), "little"))
-                       for j, rule in enumerate(rules[i]))
-        follow_at += len(rules[i])
-        for states in configs[2 * i: 2 * i + 2]:
-            config = core.config(states)
-            if sorted(core.states(config)) != states:
-                raise ValueError("configuration not closed")
-            context_configs.append(config)
-        if follow_of(context_configs[1]) != follow:
-            raise ValueError("follow sets differ")
-        ranks = np.array(uncertain[i], dtype=np.int64)
-        if np.any(np.diff(ranks) <= 0):
+    uncertain = _rows(stored, "uncertain", len(class_node), index.num_tokens)
+    for nodes in (mask_node, class_node):
+        if nodes.dtype != np.int32 or nodes.ndim != 1 or np.any((nodes < 0) | (nodes >= count)):
+            raise ValueError("bad node numbers")
+    if class_group.shape != class_node.shape:
+        raise ValueError("bad class groups")
+    contexts: list[tuple[Context, TokenClasses]] = []
+    classifier = engine.classifier
+    for node, group, words, ranks in zip(class_node.tolist(), class_group.tolist(), accepted,
+                                         uncertain, strict=True):
+        groups = classified_groups(states[node])
+        if not 0 <= group < len(groups):
+            raise ValueError("bad class groups")
+        ordered = np.array(ranks, dtype=np.int64)
+        if np.any(np.diff(ordered) <= 0):
             raise ValueError("uncertain tokens not ascending")
-        words = accepted[i].copy()
-        words.setflags(write=False)
-        ranks.setflags(write=False)
-        context: Context = (context_configs[0], context_configs[1], follow)
-        engine.classifier.add(context, TokenClasses(words, ranks))
-    return engine
+        kept = words.copy()
+        kept.setflags(write=False)
+        ordered.setflags(write=False)
+        contexts.append((classifier.context(*groups[group]), TokenClasses(kept, ordered)))
+    for node, words in zip(mask_node.tolist(), masks, strict=True):
+        parent = int(parents[node])
+        engine.add_mask(keys[node], words.copy(), (None if parent < 0 else keys[parent],
+                                                   bytes(steps[node])))
+    for context, found in contexts:
+        classifier.add(context, found)
+    engine.surveyed = bool(stored["surveyed"].any())

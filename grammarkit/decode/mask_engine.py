@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import time
 from collections import OrderedDict
+from collections.abc import Callable
 
 import numpy as np
 import numpy.typing as npt
@@ -32,7 +33,7 @@ from grammarkit.automata.compiled import CompiledGrammar
 from grammarkit.decode.bitmask import Words, clear_bits, set_bits
 from grammarkit.decode.earley_core import EarleyCore, Frame, ParseState
 from grammarkit.decode.state_automaton import StateAutomaton, StateKey
-from grammarkit.decode.token_classes import TokenClassifier, classified_groups, union_of
+from grammarkit.decode.token_classes import Context, TokenClassifier, classified_groups, union_of
 from grammarkit.decode.token_index import TokenIndex
 from grammarkit.decode.token_partition import TokenPartition, token_partition
 
@@ -50,6 +51,25 @@ LIKELY_MIN_SECONDS = 0.01
 """The least time the second state's mask may spend classifying likely contexts (else as long
 as the first mask took)."""
 
+MAX_ROUTES = 4 * MASK_CACHE_SIZE
+"""Routes kept at most (new states beyond them are not stored on disk)."""
+
+SURVEY_STATES = 256
+"""Grammars reaching at most this many states by ordinary tokens have every state's mask
+computed when the second state is met (see :meth:`MaskEngine._survey`)."""
+
+SURVEY_SECONDS = 0.25
+"""The survey gives up after this much CPU time, the token partition's grouping aside (the
+masks it computed are kept)."""
+
+SURVEY_FRONTIER = 64
+"""The survey gives up when this many states wait to be walked (the state count grows too
+fast to stay small)."""
+
+
+Route = tuple[StateKey | None, bytes]
+"""A state's parent (by key; ``None``: the start state) and the bytes leading from it."""
+
 
 class MaskEngine:
     """Computes next-token masks (without stop tokens) for states of one grammar."""
@@ -64,6 +84,45 @@ class MaskEngine:
         self._masks: OrderedDict[StateKey, Words] = OrderedDict()
         self._computed = 0
         self._first_seconds = 0.0
+        self.routes: dict[StateKey, Route] = {}
+        """How states whose masks were computed are reached: from the state keyed by the
+        first item (``None``: the start) by the bytes of the second (what the disk cache
+        stores, see :mod:`grammarkit.decode.engine_cache`)."""
+        self.context_states: dict[Context, tuple[StateKey, int]] = {}
+        """Per classified context, a routed state holding it and its index among the state's
+        :func:`classified_groups`."""
+        self.surveyed = False
+        """Whether every state's mask was computed (:meth:`_survey`)."""
+        self._pending: Callable[[MaskEngine], None] | None = None
+
+    @property
+    def revision(self) -> int:
+        """Grows whenever a mask or a context's classes are computed (not read from elsewhere)."""
+        return self._computed + self.classifier.num_computed
+
+    def defer(self, restore: Callable[[MaskEngine], None]) -> None:
+        """Run ``restore(self)`` (adding stored tables) just before the first mask that is not
+        cached, the start state's excepted (taking the engine as an argument, it need not
+        refer to it: no reference cycle keeps a dropped engine alive)."""
+        self._pending = restore
+
+    @property
+    def first_seconds(self) -> float:
+        """How long computing the first mask took (0 if it was read from elsewhere)."""
+        return self._first_seconds
+
+    def cached_mask(self, key: StateKey) -> Words | None:
+        """The cached mask of the state keyed ``key``, if any."""
+        return self._masks.get(key)
+
+    def add_mask(self, key: StateKey, words: Words, route: Route) -> None:
+        """Record the mask of the state keyed ``key`` computed elsewhere (a cache file)."""
+        self._keep(key, words)
+        self.routes[key] = route
+
+    def masks(self) -> list[tuple[StateKey, Words]]:
+        """The cached masks, least recently used first."""
+        return list(self._masks.items())
 
     @property
     def nbytes(self) -> int:
@@ -72,24 +131,87 @@ class MaskEngine:
         return self.classifier.nbytes + self.automaton.nbytes + self.partition.nbytes + masks
 
     # -- masks -----------------------------------------------------------------------------------
-    def mask(self, state: ParseState, key: StateKey) -> Words:
-        """Bitmask words of the tokens allowed after ``state`` (read-only; stop tokens unset)."""
+    def mask(self, state: ParseState, key: StateKey,
+             route: Callable[[], Route | None] | None = None) -> Words:
+        """Bitmask words of the tokens allowed after ``state`` (read-only; stop tokens unset).
+
+        ``route`` tells, when the mask is computed, how ``state`` is reached (recorded if its
+        first state's route is).
+        """
         found = self._masks.get(key)
+        if found is None and self._pending is not None and self._masks:
+            pending, self._pending = self._pending, None
+            pending(self)
+            found = self._masks.get(key)
         if found is not None:
             self._masks.move_to_end(key)
             return found
         self._computed += 1
-        if self._computed == 2:
-            self._classify_likely(state)
+        if route is not None:
+            way = route()
+            if (way is not None and len(self.routes) < MAX_ROUTES
+                    and (way[0] is None or way[0] in self.routes)):
+                self.routes[key] = way
+        if self._computed == 2 and not self.surveyed:
+            if self._survey():
+                found = self._masks.get(key)
+                if found is not None:
+                    return found
+            else:
+                self._classify_likely(state)
         start = time.perf_counter()
-        words = self._compute(state)
+        words = self._compute(state, key)
         if self._computed == 1:
             self._first_seconds = time.perf_counter() - start
+        self._keep(key, words)
+        return words
+
+    def _keep(self, key: StateKey, words: Words) -> None:
         words.setflags(write=False)
         self._masks[key] = words
         if len(self._masks) > MASK_CACHE_SIZE:
             self._masks.popitem(last=False)
-        return words
+
+    def _survey(self) -> bool:
+        """Compute the mask of every state ordinary tokens reach from the start, breadth
+        first, if there are at most :data:`SURVEY_STATES` of them; whether all were reached
+        (within :data:`SURVEY_SECONDS`).
+
+        Each state walks one token per partition group from its real parse state (exact, no
+        classes needed); the states the accepted tokens end in are the next ones. Small
+        grammars (an enum-and-boolean schema: 174 states, 60–90 ms) then never stop for a
+        mask again, as after xgrammar's compilation; larger ones stop at the first bound, keeping
+        the masks of the states nearest the start.
+        """
+        automaton, partition, tokens = self.automaton, self.partition, self.index.tokens
+        representative = partition.representative  # grouped first (classifications need it)
+        deadline = time.process_time() + SURVEY_SECONDS
+        order = [automaton.number(self.core.initial())]
+        self.routes.setdefault(automaton.key_of(order[0]), (None, b""))
+        seen = set(order)
+        for walked, number in enumerate(order):
+            if (len(seen) > SURVEY_STATES or len(seen) - walked > SURVEY_FRONTIER
+                    or time.process_time() > deadline):
+                return False
+            first = automaton.first_bytes(number)
+            walk = automaton.walk_representatives(
+                number, representative[partition.groups_starting_with(first)])
+            key = automaton.key_of(number)
+            if key not in self._masks:
+                words = np.zeros_like(self.index.ordinary_words)
+                accepted = partition.member_ranks(partition.group_of[walk.accepted])
+                set_bits(words, self.index.ids[accepted])
+                self._add_token_edges(words, automaton.state(number))
+                self._keep(key, words)
+            arrived, first_of = np.unique(walk.arrived, return_index=True)
+            for successor, at in zip(arrived.tolist(), first_of.tolist(), strict=True):
+                if successor not in seen:
+                    seen.add(successor)
+                    order.append(successor)
+                    self.routes.setdefault(automaton.key_of(successor),
+                                           (key, tokens[int(walk.accepted[at])]))
+        self.surveyed = True
+        return True
 
     def _classify_likely(self, state: ParseState) -> None:
         """Classify the contexts a random walk from the start or from ``state`` most likely
@@ -106,14 +228,22 @@ class MaskEngine:
         deadline = time.perf_counter() + max(self._first_seconds, LIKELY_MIN_SECONDS)
         classifier.classify_likely(start, LIKELY_CONTEXTS, LIKELY_PROBABILITY, deadline)
 
-    def _compute(self, state: ParseState) -> Words:
+    def _compute(self, state: ParseState, key: StateKey) -> Words:
         classifier = self.classifier
-        classes = union_of([classifier.classes(classifier.context(frame, config))
-                            for frame, config in classified_groups(state)], self.index)
+        contexts = [classifier.context(frame, config) for frame, config in classified_groups(state)]
+        if key in self.routes:
+            for at, context in enumerate(contexts):
+                self.context_states.setdefault(context, (key, at))
+        classes = union_of([classifier.classes(context) for context in contexts], self.index)
         words = classes.accepted.copy()
         if len(classes.uncertain):
             walk = self.automaton.walk(self.automaton.number(state), classes.uncertain)
             set_bits(words, self.index.ids[walk.accepted])
+        self._add_token_edges(words, state)
+        return words
+
+    def _add_token_edges(self, words: Words, state: ParseState) -> None:
+        """Allow the ids of the ``Token``/``ExcludeToken`` edges of ``state``'s groups."""
         for _, config in state.groups:
             for edge, _ in self.core.token_edges(config):
                 if edge.exclude:
@@ -122,7 +252,6 @@ class MaskEngine:
                     np.bitwise_or(words, others, out=words)
                 else:
                     set_bits(words, self._in_range(edge.ids))
-        return words
 
     def _in_range(self, ids: tuple[int, ...]) -> npt.NDArray[np.int64]:
         array = np.array(ids, dtype=np.int64)

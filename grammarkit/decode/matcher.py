@@ -11,6 +11,7 @@ import numpy.typing as npt
 from grammarkit.decode.bitmask import Words, bitmask_width, set_bits
 from grammarkit.decode.earley_core import Frame, ParseState
 from grammarkit.decode.engine_cache import mask_engine
+from grammarkit.decode.mask_engine import Route
 from grammarkit.diagnostics import GrammarError, error
 from grammarkit.ebnf import ast
 from grammarkit.grammar import Grammar
@@ -18,6 +19,10 @@ from grammarkit.vocab import Vocabulary
 
 MAX_JUMP_FORWARD = 4096
 """Bytes :meth:`TokenMatcher.find_jump_forward_string` looks ahead at most."""
+
+MAX_ROUTE_STEPS = 64
+"""Steps a new state's route looks back for a state with a known route (see
+:meth:`TokenMatcher._route`)."""
 
 
 def _check_token_ids(grammar: Grammar, vocab: Vocabulary) -> None:
@@ -48,6 +53,8 @@ def _check_token_ids(grammar: Grammar, vocab: Vocabulary) -> None:
 class _Step:
     state: ParseState
     terminated: bool = False
+    data: bytes | None = None
+    """The bytes that led here from the previous step (``None``: not by bytes alone)."""
 
 
 class TokenMatcher:
@@ -107,7 +114,8 @@ class TokenMatcher:
     # -- state ---------------------------------------------------------------------------------
     def reset(self) -> None:
         """Back to the start of the grammar, forgetting the history."""
-        self._history = [_Step(self._engine.core.initial())]
+        self._history = [_Step(self._engine.core.initial(), data=b"")]
+        self._rooted = True  # the history still starts at the start state
         self._frame_keys = {}
 
     def is_terminated(self) -> bool:
@@ -160,7 +168,7 @@ class TokenMatcher:
             by_bytes = engine.merge(by_bytes, by_edge)
         state = by_bytes if by_bytes is not None else by_edge
         assert state is not None
-        self._push(_Step(state))
+        self._push(_Step(state, data=data if by_edge is None else None))
         return True
 
     def accept_string(self, text: str | bytes) -> bool:
@@ -183,13 +191,14 @@ class TokenMatcher:
         state = self._engine.core.advance(step.state, data)
         if state is None:
             return False
-        self._push(_Step(state))
+        self._push(_Step(state, data=data))
         return True
 
     def _push(self, step: _Step) -> None:
         self._history.append(step)
         if 0 <= self._max_rollback < len(self._history) - 1:
             del self._history[: len(self._history) - 1 - self._max_rollback]
+            self._rooted = False
 
     # -- masks ---------------------------------------------------------------------------------
     def fill_next_token_bitmask(self, bitmask: npt.NDArray[np.int32], index: int = 0) -> bool:
@@ -228,7 +237,23 @@ class TokenMatcher:
         if step.terminated:
             return None
         key = self._engine.state_key(step.state, self._frame_keys)
-        return self._engine.mask(step.state, key)
+        return self._engine.mask(step.state, key, self._route)
+
+    def _route(self) -> Route | None:
+        """How the current state is reached from an earlier one whose route the engine knows
+        (or from the start), by bytes alone; ``None`` if it is not."""
+        engine, history = self._engine, self._history
+        parts: list[bytes] = []
+        for at in range(len(history) - 1, max(0, len(history) - 1 - MAX_ROUTE_STEPS), -1):
+            data = history[at].data
+            if data is None:
+                return None
+            parts.append(data)
+            parent = engine.state_key(history[at - 1].state, self._frame_keys)
+            if parent in engine.routes:
+                return parent, b"".join(reversed(parts))
+        rooted = self._rooted and len(history) - 1 <= MAX_ROUTE_STEPS
+        return (None, b"".join(reversed(parts))) if rooted else None
 
     def stop_allowed(self) -> bool:
         """Whether the stop tokens are allowed next."""

@@ -110,6 +110,7 @@ class StateAutomaton:
 
     def _reset(self) -> None:
         self._numbers: dict[StateKey, int] = {}
+        self._keys: list[StateKey] = []
         self._states: list[ParseState] = []
         self._table = np.full((64, 256), UNKNOWN, dtype=np.int32)
         self._rescuable = np.zeros((64, 256), dtype=np.bool_)
@@ -136,6 +137,7 @@ class StateAutomaton:
         if found is None:
             found = self._numbers[key] = len(self._states)
             self._states.append(state)
+            self._keys.append(key)
             if found >= len(self._table):
                 grown = np.full((2 * len(self._table), 256), UNKNOWN, dtype=np.int32)
                 grown[: len(self._table)] = self._table
@@ -152,6 +154,10 @@ class StateAutomaton:
                 bits = np.frombuffer(scannable.to_bytes(32, "little"), dtype=np.uint8)
                 self._rescuable[found] = np.unpackbits(bits, bitorder="little")
         return found
+
+    def key_of(self, number: int) -> StateKey:
+        """The canonical key of state ``number``."""
+        return self._keys[number]
 
     def first_bytes(self, number: int) -> npt.NDArray[np.bool_]:
         """Which bytes some group of state ``number`` can scan (a superset of its steps)."""

@@ -77,6 +77,8 @@ class TokenClassifier:
         self._index = index
         self._cache: dict[Context, TokenClasses] = {}
         self._successors: dict[Context, tuple[tuple[Context, float], ...]] = {}
+        self.num_computed = 0
+        """Contexts classified here (not added from elsewhere)."""
 
     @property
     def nbytes(self) -> int:
@@ -175,6 +177,7 @@ class TokenClassifier:
         uncertain = np.sort(failed)
         uncertain.setflags(write=False)
         self._successors[group] = self._successors_after(walk.arrived, weights)
+        self.num_computed += 1
         found = self._cache[group] = TokenClasses(words, uncertain)
         return found
 

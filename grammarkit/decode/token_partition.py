@@ -93,6 +93,13 @@ class TokenPartition:
         """Whether the groups have been computed."""
         return self._groups is not None
 
+    def adopt(self, groups: tuple[npt.NDArray[np.int64], npt.NDArray[np.int64]]) -> None:
+        """Use ``(group_of, representative)`` computed earlier for the same classes and index
+        (a cache file), unless the groups are computed already."""
+        if self._groups is None:
+            self._groups = groups
+            self._marks = np.zeros(len(groups[1]), dtype=np.bool_)
+
     @property
     def group_of(self) -> npt.NDArray[np.int64]:
         """The group of each rank."""

@@ -84,12 +84,19 @@ def print_grammar(grammar: GrammarAST, source: str | None = None) -> str:
 
 def print_rule(rule: Rule) -> str:
     """The canonical text of one rule, without comments or a final newline."""
-    head = f"{rule.name}{_attributes(rule)} ::= "
+    head = f"{rule.name}{_attributes(rule)} ::= " if rule.attributes else f"{rule.name} ::= "
     tail = "" if rule.lookahead is None else f" (= {print_expr(rule.lookahead)})"
-    body = canonical_expr(rule.body)
-    if not isinstance(body, Choice):
-        return head + _print(body, _CHOICE) + tail
-    alternatives = [_print(alternative, _CHOICE) for alternative in body.alternatives]
+    body = rule.body
+    try:  # most parsed rules are canonical already: print them as they are, in one walk
+        if type(body) is Choice and len(body.alternatives) > 1:
+            alternatives = [_spell_alternative(alternative) for alternative in body.alternatives]
+        else:
+            return head + _spell(body, _CHOICE) + tail
+    except (_NotCanonical, RecursionError):
+        body = canonical_expr(body)
+        if not isinstance(body, Choice):
+            return head + _print(body, _CHOICE) + tail
+        alternatives = [_print(alternative, _CHOICE) for alternative in body.alternatives]
     one_line = head + " | ".join(alternatives) + tail
     if len(one_line) <= LINE_LENGTH:
         return one_line
@@ -98,7 +105,10 @@ def print_rule(rule: Rule) -> str:
 
 def print_expr(expr: Expr) -> str:
     """The canonical text of an expression, as it would appear as a whole rule body."""
-    return _print(canonical_expr(expr), _CHOICE)
+    try:
+        return _spell(expr, _CHOICE)
+    except (_NotCanonical, RecursionError):
+        return _print(canonical_expr(expr), _CHOICE)
 
 
 def canonical_expr(expr: Expr) -> Expr:
@@ -163,18 +173,25 @@ def _splice(node: Sequence | Choice, members: list[Expr]) -> Expr:
     return Choice(tuple(flat), node.span)
 
 
+_REPEAT_OPS = {(0, 1): "?", (0, None): "*", (1, None): "+"}
+
+
 def _repeat_op(low: int, high: int | None) -> str:
-    return {(0, 1): "?", (0, None): "*", (1, None): "+"}.get((low, high), "{}")
+    return _REPEAT_OPS.get((low, high), "{}")
 
 
 def _quantifier(repeat: Repeat) -> str:
     if repeat.op != "{}":
         return repeat.op
-    if repeat.max is None:
-        return f"{{{repeat.min},}}"
-    if repeat.max == repeat.min:
-        return f"{{{repeat.min}}}"
-    return f"{{{repeat.min},{repeat.max}}}"
+    return _bounds(repeat.min, repeat.max)
+
+
+def _bounds(low: int, high: int | None) -> str:
+    if high is None:
+        return f"{{{low},}}"
+    if high == low:
+        return f"{{{low}}}"
+    return f"{{{low},{high}}}"
 
 
 def _strength(expr: Expr) -> int:
@@ -186,6 +203,62 @@ def _strength(expr: Expr) -> int:
     if kind is Repeat:
         return _POSTFIX
     return _ATOM
+
+
+class _NotCanonical(Exception):
+    """:func:`_spell` met a node that :func:`canonical_expr` would rewrite."""
+
+
+def _spell(expr: Expr, context: int) -> str:
+    """What ``_print(canonical_expr(expr), context)`` returns, when ``canonical_expr(expr)`` is
+    ``expr`` itself (as for most parsed grammars); else raises :class:`_NotCanonical`.
+
+    One recursive walk that checks each node as it prints it: no group of one member or of
+    none, no sequence in a sequence or choice in a choice, every quantifier spelled from its
+    bounds. Raises ``RecursionError`` for nesting deeper than the stack.
+    """
+    kind = type(expr)
+    if kind is Literal:
+        value = expr.value  # type: ignore[union-attr]
+        return _cached_literal(value) if len(value) <= _SHORT_LITERAL else _literal(value)
+    if kind is RuleRef:
+        return expr.name  # type: ignore[union-attr]
+    if kind is CharClass:
+        return _char_class(expr.ranges, expr.negated)  # type: ignore[union-attr]
+    if kind is Sequence:
+        items = expr.items  # type: ignore[union-attr]
+        if len(items) < 2:
+            if items:
+                raise _NotCanonical
+            return "()"
+        parts = []
+        for item in items:
+            if type(item) is Sequence:
+                raise _NotCanonical
+            parts.append(_spell(item, _SEQUENCE))
+        text = " ".join(parts)
+        return f"({text})" if context > _SEQUENCE else text
+    if kind is Choice:
+        alternatives = expr.alternatives  # type: ignore[union-attr]
+        if len(alternatives) < 2:
+            raise _NotCanonical
+        text = " | ".join([_spell_alternative(alternative) for alternative in alternatives])
+        return f"({text})" if context > _CHOICE else text
+    if kind is Repeat:
+        low, high, op = expr.min, expr.max, expr.op  # type: ignore[union-attr]
+        if op != _REPEAT_OPS.get((low, high), "{}"):
+            raise _NotCanonical
+        item = _spell(expr.item, _ATOM)  # type: ignore[union-attr]
+        text = item + (op if op != "{}" else _bounds(low, high))
+        return f"({text})" if context > _POSTFIX else text
+    return _atom(expr)
+
+
+def _spell_alternative(alternative: Expr) -> str:
+    """:func:`_spell` of an alternative of a choice (which must not be a choice itself)."""
+    if type(alternative) is Choice:
+        raise _NotCanonical
+    return _spell(alternative, _CHOICE)
 
 
 _Pending = str | tuple[Expr, int]
@@ -240,6 +313,12 @@ _PLAIN = re.compile(r"[ !#-\[\]-~]*")
 
 def _literal(value: str) -> str:
     return f'"{value}"' if _PLAIN.fullmatch(value) else quote_string(value)
+
+
+_SHORT_LITERAL = 64
+_cached_literal = lru_cache(maxsize=8192)(_literal)
+"""Grammars repeat short literals (converters spell each key character twice); long ones stay
+uncached, so the cache never holds a huge literal alive."""
 
 
 def _atom(expr: Expr) -> str:

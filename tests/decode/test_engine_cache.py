@@ -14,7 +14,7 @@ import numpy as np
 import pytest
 
 from grammarkit import Grammar
-from grammarkit.decode import TokenMatcher, disk_cache, engine_cache
+from grammarkit.decode import TokenMatcher, disk_cache, engine_cache, mask_engine
 from grammarkit.decode.disk_cache import CacheWarning, DiskCache
 from grammarkit.vocab import Vocabulary
 
@@ -40,6 +40,8 @@ def fresh_cache(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
 def cache_dir(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     directory = tmp_path / "cache"
     monkeypatch.setenv(engine_cache.CACHE_DIR_VARIABLE, str(directory))
+    monkeypatch.setattr(mask_engine, "SURVEY_STATES", 0)  # classes too, not only masks
+    monkeypatch.setattr(engine_cache, "START_FROM_DISK_SECONDS", float("inf"))  # one file
     return directory
 
 
@@ -116,6 +118,7 @@ def test_disk_cache_round_trip(vocab: Vocabulary, cache_dir: Path) -> None:
     first = TokenMatcher(Grammar.from_ebnf(ARITHMETIC), vocab)
     assert _walk(first) == expected
     groups = first._engine.partition.group_of.copy()  # computed, so stored too
+    classified = first._engine.classifier.num_classified
     assert engine_cache.save() == 1
     assert engine_cache.save() == 0  # nothing new since
     assert len(list(cache_dir.glob("*.gkcache"))) == 1
@@ -123,27 +126,110 @@ def test_disk_cache_round_trip(vocab: Vocabulary, cache_dir: Path) -> None:
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         restored = TokenMatcher(Grammar.from_ebnf(ARITHMETIC), vocab)
-    classified = restored._engine.classifier.num_classified
-    assert classified > 0
-    assert restored._engine.partition.is_grouped
-    assert np.array_equal(restored._engine.partition.group_of, groups)
-    assert _walk(restored) == expected
-    assert restored._engine.classifier.num_classified == classified  # nothing recomputed
+        assert _walk(restored) == expected
+    engine = restored._engine
+    assert engine._computed == 1  # the (cheap) first mask; the others read back by route
+    assert 0 < engine.classifier.num_classified <= classified  # those of routed states
+    assert engine.partition.is_grouped
+    assert np.array_equal(engine.partition.group_of, groups)
+    restored.reset()
+    assert _walk(restored, 40, seed=1) == _reference_walk(vocab, 40, 1)  # new states: classes
 
 
-def _reloaded(vocab: Vocabulary, match: str) -> TokenMatcher:
-    """A matcher built while the cache file is bad: a warning, then a correct fresh engine."""
-    with pytest.warns(CacheWarning, match=match):
+def test_a_cheap_first_mask_is_computed_and_the_rest_read_at_the_second_state(
+        vocab: Vocabulary, cache_dir: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    expected = _reference(vocab)
+    _walk(TokenMatcher(Grammar.from_ebnf(ARITHMETIC), vocab))
+    engine_cache.save()
+    engine_cache.clear()
+    matcher = TokenMatcher(Grammar.from_ebnf(ARITHMETIC), vocab)
+    engine = matcher._engine
+    matcher.allowed_token_ids()
+    assert engine._computed == 1 and engine.classifier.num_classified > 0  # computed
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        assert _walk(matcher) == expected
+    assert engine._computed == 1  # every later mask read back
+
+
+def test_a_slow_first_mask_is_read_from_a_file_of_its_own(
+        vocab: Vocabulary, cache_dir: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(engine_cache, "START_FROM_DISK_SECONDS", -1.0)
+    expected = _reference(vocab)
+    _walk(TokenMatcher(Grammar.from_ebnf(ARITHMETIC), vocab))
+    engine_cache.save()
+    engine_cache.clear()
+    start, _ = sorted(cache_dir.glob("*.gkcache"), key=lambda p: p.stat().st_size)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
         matcher = TokenMatcher(Grammar.from_ebnf(ARITHMETIC), vocab)
-    assert matcher._engine.classifier.num_classified == 0
-    return matcher
+        assert _walk(matcher) == expected
+    assert matcher._engine._computed == 0  # the first mask too
+    engine_cache.clear()
+    start.write_bytes(_flip_inside("start_mask")(start.read_bytes()))  # type: ignore[operator]
+    with pytest.warns(CacheWarning, match="array start_mask"):
+        matcher = TokenMatcher(Grammar.from_ebnf(ARITHMETIC), vocab)
+    assert _walk(matcher) == expected
+    assert matcher._engine._computed == 1  # the first mask computed, the others read
+
+
+def _reference_walk(vocab: Vocabulary, steps: int, seed: int) -> list[list[int]]:
+    saved = os.environ.pop(engine_cache.CACHE_DIR_VARIABLE, None)
+    entries = dict(engine_cache._ENTRIES)
+    engine_cache.clear()
+    try:
+        return _walk(TokenMatcher(Grammar.from_ebnf(ARITHMETIC), vocab), steps, seed)
+    finally:
+        engine_cache.clear()
+        engine_cache._ENTRIES.update(entries)
+        if saved is not None:
+            os.environ[engine_cache.CACHE_DIR_VARIABLE] = saved
+
+
+def test_masks_of_surveyed_grammars_are_stored(vocab: Vocabulary, cache_dir: Path,
+                                               monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(mask_engine, "SURVEY_STATES", 256)
+    text = 'root ::= ("a" | "b") [0-9] ("+" | "ab")'
+    expected = _reference(vocab, text)
+    first = TokenMatcher(Grammar.from_ebnf(text), vocab)
+    assert _walk(first) == expected
+    assert first._engine.surveyed
+    engine_cache.save()
+    engine_cache.clear()
+    restored = TokenMatcher(Grammar.from_ebnf(text), vocab)
+    assert _walk(restored, seed=3) == _walk(TokenMatcher(Grammar.from_ebnf(text), vocab), seed=3)
+    assert restored._engine.surveyed and restored._engine._computed == 1  # the first only
+
+
+def _reloaded_walk(vocab: Vocabulary, match: str) -> list[list[int]]:
+    """The masks of a matcher built while the cache file is bad: a warning (when building
+    or at its first new state), and the masks of a fresh engine."""
+    def built_and_walked() -> tuple[TokenMatcher, list[list[int]]]:
+        matcher = TokenMatcher(Grammar.from_ebnf(ARITHMETIC), vocab)
+        return matcher, _walk(matcher)
+
+    with pytest.warns(CacheWarning, match=match):
+        matcher, masks = built_and_walked()
+    assert matcher._engine.classifier.num_classified > 0  # computed, not read
+    return masks
+
+
+def _flip_inside(name: str) -> object:
+    """Flip one byte inside the stored array ``name`` (its checksum then fails)."""
+    def damage(data: bytes) -> bytes:
+        member = data.index(f"{name}.npy".encode(), data.index(b"PK"))
+        at = data.index(b"PK", member) - 1  # the last byte of its (stored) data
+        return data[:at] + bytes([data[at] ^ 0x55]) + data[at + 1:]
+    return damage
 
 
 @pytest.mark.parametrize("damage, match", [
-    (lambda data: data[: len(data) // 2], "checksum|truncated"),
-    (lambda data: data[:-40] + bytes(b ^ 0xFF for b in data[-40:]), "checksum"),
+    (lambda data: data[: len(data) // 2], "truncated"),
+    (lambda data: data[:-40] + bytes(b ^ 0xFF for b in data[-40:]), "ignoring cache file"),
+    (_flip_inside("masks"), "array masks"),
     (lambda data: b"garbage" + data, "not a grammarkit cache file"),
     (lambda data: data[:20], "truncated"),
+    (lambda data: data + b"more", "trailing bytes"),
     (lambda data: data.replace(b'"key"', b'"kex"', 1), "another grammar"),
     (lambda data: data.replace(disk_cache.MAGIC + bytes([disk_cache.FORMAT_VERSION]),
                                disk_cache.MAGIC + bytes([99]), 1), "format version"),
@@ -156,13 +242,14 @@ def test_damaged_files_are_ignored(vocab: Vocabulary, cache_dir: Path, damage: o
     engine_cache.clear()
     (path,) = cache_dir.glob("*.gkcache")
     path.write_bytes(damage(path.read_bytes()))  # type: ignore[operator]
-    assert _walk(_reloaded(vocab, match)) == expected
+    assert _reloaded_walk(vocab, match) == expected
     assert engine_cache.save() == 1  # the good tables replace the bad file
     engine_cache.clear()
     with warnings.catch_warnings():
         warnings.simplefilter("error")
-        assert TokenMatcher(Grammar.from_ebnf(ARITHMETIC), vocab)._engine.classifier \
-            .num_classified > 0
+        matcher = TokenMatcher(Grammar.from_ebnf(ARITHMETIC), vocab)
+        assert _walk(matcher) == expected
+        assert matcher._engine._computed == 1  # the first mask only
 
 
 def test_foreign_file_is_ignored(vocab: Vocabulary, cache_dir: Path) -> None:
@@ -177,7 +264,11 @@ def test_foreign_file_is_ignored(vocab: Vocabulary, cache_dir: Path) -> None:
     engine_cache.clear()
     (mine,) = set(cache_dir.glob("*.gkcache")) - {foreign}
     mine.write_bytes(foreign.read_bytes())
-    assert _walk(_reloaded(vocab, "another grammar or vocabulary")) == expected
+    assert _reloaded_walk(vocab, "another grammar or vocabulary") == expected
+
+
+def _offsets(name: str) -> object:
+    return lambda a: a.update({f"{name}_offsets": a[f"{name}_offsets"][:-1]})
 
 
 @pytest.mark.parametrize("tamper, match", [
@@ -185,25 +276,28 @@ def test_foreign_file_is_ignored(vocab: Vocabulary, cache_dir: Path) -> None:
     (lambda a: a.update(byte_classes=a["byte_classes"][::-1].copy()), "byte classes"),
     (lambda a: a.update(accepted=a["accepted"].astype(np.int64)), "accepted"),
     (lambda a: a.update(accepted=a["accepted"] | -1), "outside the vocabulary"),
+    (lambda a: a.update(masks=a["masks"][:, :-1].copy()), "masks"),
     (lambda a: a.update(uncertain=a["uncertain"] + 10**6), "uncertain"),
-    (lambda a: a.update(config_states=a["config_states"] + 10**6), "config_states"),
-    (lambda a: a.update(config_states_offsets=a["config_states_offsets"][:-1]), "offsets"),
-    (lambda a: a.update(follow_bytes=a["follow_bytes"][:0]), "follow"),
-    (lambda a: a.pop("accepted"), "accepted"),
+    (lambda a: a.update(route_parent=a["route_parent"] + 10**6), "route parents"),
+    (lambda a: a.update(route_bytes=np.full_like(a["route_bytes"], ord("x"))), "rejected"),
+    (_offsets("route_bytes"), "offsets"),
+    (lambda a: a.update(class_group=a["class_group"] + 10**6), "class groups"),
+    (lambda a: a.update(mask_node=a["mask_node"] - 10**6), "node numbers"),
+    (lambda a: a.pop("masks"), "masks"),
 ])
 def test_well_formed_but_inconsistent_tables_are_refused(vocab: Vocabulary, cache_dir: Path,
                                                         tamper: object, match: str) -> None:
-    """A file with a valid checksum is still checked against the grammar and vocabulary."""
+    """A file whose checksums hold is still checked against the grammar and vocabulary."""
     expected = _reference(vocab)
     matcher = TokenMatcher(Grammar.from_ebnf(ARITHMETIC), vocab)
     _walk(matcher)
     entry = next(iter(engine_cache._ENTRIES.values()))
     arrays = engine_cache._tables_of(matcher._engine)
-    assert len(arrays["follow_bytes"]) and len(arrays["uncertain"])  # every tamper shows
+    assert len(arrays["uncertain"]) and len(arrays["route_bytes"])  # every tamper shows
     tamper(arrays)  # type: ignore[operator]
     assert entry.disk is not None and entry.disk.store(entry.disk_key, arrays)
     engine_cache.clear()
-    assert _walk(_reloaded(vocab, match)) == expected
+    assert _reloaded_walk(vocab, match) == expected
 
 
 def test_unwritable_directory_warns_and_results_stay_correct(vocab: Vocabulary, tmp_path: Path,
@@ -213,9 +307,11 @@ def test_unwritable_directory_warns_and_results_stay_correct(vocab: Vocabulary, 
     blocker.write_text("not a directory")
     monkeypatch.setenv(engine_cache.CACHE_DIR_VARIABLE, str(blocker / "cache"))
     expected = _reference(vocab)
+    def built_and_walked() -> list[list[int]]:
+        return _walk(TokenMatcher(Grammar.from_ebnf(ARITHMETIC), vocab))
+
     with pytest.warns(CacheWarning, match="cannot read"):
-        matcher = TokenMatcher(Grammar.from_ebnf(ARITHMETIC), vocab)
-    assert _walk(matcher) == expected
+        assert built_and_walked() == expected
     with pytest.warns(CacheWarning, match="cannot write"):
         assert engine_cache.save() == 0
     assert blocker.read_text() == "not a directory"
@@ -281,10 +377,10 @@ from grammarkit.decode import TokenMatcher
 from grammarkit.vocab import Vocabulary
 vocab = Vocabulary({TOKENS!r}, stop_ids=[{STOP}])
 matcher = TokenMatcher(Grammar.from_ebnf({ARITHMETIC!r}), vocab)
-print(matcher._engine.classifier.num_classified)
-for text in ["1", "+", "(", "12", ")"]:
-    matcher.accept_string(text)
+for text in ["1", "+", "(", "12", ")", "+", "(", "(", "1", ")", ")"]:
     matcher.allowed_token_ids()
+    assert matcher.accept_string(text)
+print(matcher._engine._computed)
 """
 
 
@@ -297,6 +393,23 @@ def test_a_second_process_starts_from_what_the_first_stored_at_exit(cache_dir: P
                               capture_output=True, text=True, check=True, env=os.environ)
         return int(done.stdout)
 
-    assert run() == 0
-    assert len(list(cache_dir.glob("*.gkcache"))) == 1
     assert run() > 0
+    assert list(cache_dir.glob("*.gkcache"))  # the tables (and maybe the first mask's file)
+    assert run() <= 1  # the first mask at most (if cheaper to compute); the others read back
+
+
+def test_two_processes_storing_one_grammar_at_once(cache_dir: Path) -> None:
+    import subprocess
+    import sys
+
+    runs = [subprocess.Popen([sys.executable, "-W", "error::UserWarning", "-c", RUN],
+                             stdout=subprocess.PIPE, env=os.environ) for _ in range(2)]
+    assert [run.wait() for run in runs] == [0, 0]
+    for run in runs:
+        assert run.stdout is not None
+        run.stdout.close()
+    files = [path.name for path in cache_dir.iterdir()]
+    assert files and not [name for name in files if name.startswith(".tmp-")]
+    done = subprocess.run([sys.executable, "-W", "error::UserWarning", "-c", RUN],
+                          capture_output=True, text=True, check=True, env=os.environ)
+    assert int(done.stdout) <= 1

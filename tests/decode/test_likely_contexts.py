@@ -75,3 +75,27 @@ def test_the_search_stops_at_its_deadline_and_limit(qwen36: Vocabulary) -> None:
     assert classifier.classify_likely(start, 2, 0.0, time.perf_counter() + 60) == 2
     assert classifier.num_classified == before + 2
     engine_cache.clear()
+
+
+def test_surveyed_masks_are_those_computed_state_by_state(qwen36: Vocabulary,
+                                                          monkeypatch: pytest.MonkeyPatch) -> None:
+    """A small grammar's survey computes every state's mask when the second state is met;
+    they equal the masks of its classes and exact walks."""
+    grammar = Grammar.from_ebnf('root ::= "{" ws ("\\"red\\"" | "true" | [0-9]{1,3}) ws "}"\n'
+                                'ws ::= [ \\n]{0,2}')
+    runs = []
+    for states in (0, 256):
+        monkeypatch.setattr(mask_engine, "SURVEY_STATES", states)
+        monkeypatch.setattr(mask_engine, "SURVEY_SECONDS", 60.0)
+        engine_cache.clear()
+        matcher = TokenMatcher(grammar, qwen36)
+        runs.append(_walk(matcher, qwen36, 0, 2))
+        assert matcher._engine.surveyed == bool(states)
+        computed = matcher._engine._computed
+        for seed in (1, 2, 3):
+            matcher.reset()
+            runs[-1] += _walk(matcher, qwen36, seed, 12)
+        if states:
+            assert matcher._engine._computed == computed  # nothing left to compute
+    engine_cache.clear()
+    assert runs[0] == runs[1]

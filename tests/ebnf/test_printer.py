@@ -14,7 +14,10 @@ from grammarkit.ebnf.escapes import quote_string
 from grammarkit.ebnf.lexer import tokenize
 from grammarkit.ebnf.parser import parse
 from grammarkit.ebnf.printer import (
+    _CHOICE,
     LINE_LENGTH,
+    _print,
+    _spell,
     canonical_expr,
     print_expr,
     print_grammar,
@@ -304,6 +307,19 @@ def test_printed_ast_parses_back_to_its_canonical_form(grammar: ast.GrammarAST) 
     assert result.ok, (text, result.diagnostics)
     assert canonical_rules(result.ast) == canonical_rules(grammar)
     assert print_grammar(result.ast, text) == text
+
+
+@settings(max_examples=300)
+@given(expressions)
+def test_one_walk_printing_matches_printing_the_canonical_tree(expr: ast.Expr) -> None:
+    """The fast path (print a canonical tree as it is, checking as it goes) against the
+    reference (canonicalise, then print), on canonical trees and on trees it must refuse."""
+    canonical = canonical_expr(expr)
+    reference = _print(canonical, _CHOICE)
+    assert _spell(canonical, _CHOICE) == reference
+    assert print_expr(expr) == reference
+    rule = ast.Rule("r", expr)
+    assert print_rule(rule) == print_rule(ast.Rule("r", canonical))
 
 
 def explicit(expr: ast.Expr) -> str:
