@@ -4,13 +4,18 @@ Run: ``python benchmarks/compile_vs_xgrammar.py [--only SUBSTRING] [--budget SEC
 Qwen3.6 vocabulary (248k tokens) for both engines and the same EBNF text for both (schemas and
 regexes are converted by grammarkit first, outside the timings). Each case runs per engine in a
 forked child (vocabulary tables already built in the parent) with a time budget and a 6 GB
-memory cap, so one case that hangs or blows up is reported and the table goes on. Per case:
+memory cap, so one case that hangs or blows up is reported and the table goes on. Times are
+CPU seconds of the child (``time.process_time``: the machine may be shared; xgrammar's threads
+count too). Per case:
 
 * **verdict**: text to the first ``matches`` answer (grammarkit: parse, compile, recognize;
   xgrammar: ``compile_grammar`` with the vocabulary, ``accept_string``, ``is_terminated``);
 * **mask**: text to the first token mask (grammarkit: parse, compile, ``TokenMatcher``,
   ``fill_next_token_bitmask``; xgrammar: ``compile_grammar``, ``GrammarMatcher``, fill). The
   notes show the allowed-token counts when they differ.
+
+Generated grammars of 10k, 100k and 250k rules mix the shapes of real ones: reference chains,
+alternatives, repetitions, recursion (:func:`_mixed_rules`); the 250k one is ~10 MB of text.
 
 Targets: every verdict and every first mask within 1 s.
 """
@@ -20,6 +25,7 @@ from __future__ import annotations
 import argparse
 import json
 import multiprocessing
+import random
 import resource
 import time
 from collections.abc import Callable
@@ -50,6 +56,31 @@ def _words(n: int) -> list[str]:
     return [f"w{i:06d}" for i in range(n)]
 
 
+def _mixed_rules(count: int) -> tuple[str, str]:
+    """``count`` rules of four shapes referencing rules further on, and a text they accept.
+
+    ``r(4k)`` chains on (``"item" ":" r(4k+1) | [a-z]+``), ``r(4k+1)`` is alternatives with a
+    counted tail, ``r(4k+2)`` a bracketed list (repetition), ``r(4k+3)`` recursion; the
+    references skip ahead at random; every rule is reachable, but a short text visits few.
+    """
+    rng = random.Random(count)
+    lines = ["root ::= r0 (\",\" r0)*"]
+    for k in range(count):
+        far = f"r{min(count, k + 1 + rng.randrange(50))}"
+        shape = k % 4
+        if shape == 0:
+            body = f'"item{k}" ":" r{k + 1} | [a-z]+'
+        elif shape == 1:
+            body = f'("a{k}" | "b{k}" | "c{k}" {far}) [0-9]{{0,3}} | "?" r{k + 1}'
+        elif shape == 2:
+            body = f'"[" ({far} ("," {far})*)? "]" | r{k + 1}'
+        else:
+            body = f'"(" r{k} ")" | "z{k}" r{k + 1} | {far} "!"'
+        lines.append(f"r{k} ::= {body}")
+    lines.append(f'r{count} ::= "end"')
+    return "\n".join(lines) + "\n", "item0:a1,abc,item0:a17"
+
+
 def _cases() -> list[Case]:
     cases = [
         Case("[a-z]{0,100000}", "root ::= [a-z]{0,100000}", "abc" * 1000),
@@ -74,6 +105,9 @@ def _cases() -> list[Case]:
             f'r{i} ::= "{w}" | r{i + 1}' for i, w in enumerate(_words(100000)))
             + '\nr100000 ::= "end"', "w000007"),
     ]
+    for count in (10_000, 100_000, 250_000):
+        text, sample = _mixed_rules(count)
+        cases.append(Case(f"{count:,} mixed rules", text, sample))
     for path in sorted(SCHEMAS.glob("*.json")):
         try:
             text = Grammar.from_json_schema(json.loads(path.read_text())).to_ebnf()
@@ -85,15 +119,15 @@ def _cases() -> list[Case]:
 
 
 def _timed(run: Callable[[], object]) -> tuple[float, str]:
-    start = time.perf_counter()
+    start = time.process_time()
     try:
         outcome = run()
     except Exception as exc:  # noqa: BLE001 - shown in the table
         codes = [d.code for d in getattr(exc, "diagnostics", [])]
         diagnostic = getattr(exc, "diagnostic", None)
         code = diagnostic.code if diagnostic is not None else ",".join(codes)
-        return time.perf_counter() - start, f"{type(exc).__name__} {code}".strip()
-    return time.perf_counter() - start, str(outcome)
+        return time.process_time() - start, f"{type(exc).__name__} {code}".strip()
+    return time.process_time() - start, str(outcome)
 
 
 def _ours(case: Case, vocab: Vocabulary) -> Timings:

@@ -34,8 +34,9 @@ Memory ceiling
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from typing import TYPE_CHECKING, Any, Generic, TypeVar
+from typing import TYPE_CHECKING, Any, Generic, Protocol, TypeVar
 
+from grammarkit._gc import paused_gc
 from grammarkit.automata.char_budget import CharBudgetSubsets, size_of
 from grammarkit.automata.determinize import Automaton, determinize, minimize
 from grammarkit.automata.interval_subsets import Fragmented, IntervalSubsets
@@ -70,6 +71,14 @@ times its NFA's size in positions (large sets that keep coming: a chain of optio
 an alternation's sets shrink as bytes are read and never get there)."""
 
 E = TypeVar("E")
+
+
+class RuleSource(Protocol):
+    """Each rule's automaton by number, possibly compiled when first read."""
+
+    def __getitem__(self, rule: int, /) -> NFA | Automaton: ...
+
+    def __len__(self) -> int: ...
 
 
 class LazyEdges(Generic[E]):
@@ -119,7 +128,8 @@ class CompiledGrammar:
     root
         The root rule's number.
     rules
-        Per rule, its NFA (determinized on demand) or an already deterministic automaton.
+        Per rule, its NFA (determinized on demand) or an already deterministic automaton;
+        ``rules[r]`` is read when rule ``r`` is first reached (it may compile the rule then).
     nullable
         The rules that derive the empty string.
     spans
@@ -129,13 +139,13 @@ class CompiledGrammar:
         :mod:`grammarkit.automata.char_budget`).
     """
 
-    def __init__(self, rule_names: Sequence[str], root: int, rules: Sequence[NFA | Automaton],
+    def __init__(self, rule_names: Sequence[str], root: int, rules: RuleSource,
                  nullable: frozenset[int], spans: Sequence[Span | None],
                  char_budgets: dict[int, int] | None = None):
         self.rule_names = tuple(rule_names)
         self.root = root
         self.nullable = nullable
-        self._rules = list(rules)
+        self._rules = rules
         self._spans = list(spans)
         self._starts = [-1] * len(self._rules)
         self._builders: list[SubsetBuilder | IntervalSubsets | CharBudgetSubsets | None] = (
@@ -156,9 +166,9 @@ class CompiledGrammar:
         self.call_edges: LazyEdges[CallEdges] = LazyEdges(self._calls, self._expand)
         self.token_edges: LazyEdges[TokenEdges] = LazyEdges(self._tokens, self._expand)
         self.rule_start = _RuleStarts(self)
-        self.counted = bool(self._char_budgets) or any(
-            isinstance(r, NFA) and r.counted for r in self._rules)
-        """Whether some rule has counted repetitions (then :meth:`canonical_state` matters)."""
+        self.counted = bool(self._char_budgets)
+        """Whether some rule built so far has counted repetitions or a character budget (then
+        :meth:`canonical_state` matters)."""
         self.entry_state = self._new_state(self.num_rules, None, ((root, 1),))
         self.accept_state = self._new_state(self.num_rules, None, ())
         self.finals.add(self.accept_state)
@@ -183,6 +193,8 @@ class CompiledGrammar:
 
     def _build(self, rule: int) -> int:
         source = self._rules[rule]
+        if isinstance(source, NFA) and source.counted:
+            self.counted = True
         if rule in self._char_budgets:
             assert isinstance(source, NFA)
             budgeted = CharBudgetSubsets(SubsetBuilder.for_nfa(source), self._char_budgets[rule])
@@ -394,36 +406,35 @@ class CompiledGrammar:
         256-bit ints over any context in the grammar, closed over rules that complete at once
         with the rule; computed on the NFAs, counters ignored (a superset, never built lazily).
         """
-        nfas = [r if isinstance(r, NFA) else _as_nfa(r) for r in self._rules]
-        first = [0] * (self.num_rules + 1)
-        changed = True
-        while changed:  # FIRST sets of the rules
-            changed = False
-            for rule, nfa in enumerate(nfas):
-                bits = _scannable(nfa, _loose_closure(nfa, [nfa.start], self.nullable), first)
-                if bits != first[rule]:
-                    first[rule] = bits
-                    changed = True
-        follow = [0] * (self.num_rules + 1)
-        inherits: list[set[int]] = [set() for _ in follow]
+        nfas = [r if isinstance(r, NFA) else _as_nfa(r) for r in self._all_rules()]
+        count = self.num_rules + 1
+        first = [0] * count  # FIRST sets: own bytes, then those of rules called first
+        first_users: list[set[int]] = [set() for _ in range(count)]
+        for rule, nfa in enumerate(nfas):
+            bits, called = _scannable(nfa, _loose_closure(nfa, [nfa.start], self.nullable))
+            first[rule] = bits
+            for callee in called:
+                first_users[callee].add(rule)
+        _propagate(first, first_users)
+        follow = [0] * count
+        heirs: list[set[int]] = [set() for _ in range(count)]  # rule -> callees ending it
         for rule, nfa in enumerate(nfas):
             for s in range(nfa.num_states):
                 for callee, target in nfa.call_edges[s]:
                     after = _loose_closure(nfa, [target], self.nullable)
-                    follow[callee] |= _scannable(nfa, after, first)
+                    bits, called = _scannable(nfa, after)
+                    for other in called:
+                        bits |= first[other]
+                    follow[callee] |= bits
                     if not after.isdisjoint(nfa.finals):
-                        inherits[callee].add(rule)
-        changed = True
-        while changed:
-            changed = False
-            for rule, others in enumerate(inherits):
-                merged = follow[rule]
-                for other in others:
-                    merged |= follow[other]
-                if merged != follow[rule]:
-                    follow[rule] = merged
-                    changed = True
+                        heirs[rule].add(callee)
+        _propagate(follow, heirs)
         return follow
+
+    def _all_rules(self) -> list[NFA | Automaton]:
+        """Every rule's automaton before determinization (compiling the rules not reached yet)."""
+        with paused_gc():
+            return [self._rules[r] for r in range(self.num_rules)]
 
     def build_all(self, limit: int) -> bool:
         """Build every rule's automaton completely, rule by rule (a deterministic numbering).
@@ -457,7 +468,7 @@ class CompiledGrammar:
         sources = [(sorted(r.finals), r.start, r.byte_edges, r.call_edges, r.epsilon,
                     sorted((s, loop.min, loop.max, body) for s, (loop, body) in r.push.items()))
                    if isinstance(r, NFA) else (r.start, sorted(r.finals), r.byte_edges)
-                   for r in self._rules]
+                   for r in self._all_rules()]
         built = [(self.state_rule[s], self._bytes[s], self._calls[s]) for s in
                  range(self.num_states)]
         structure = (self.rule_names, self.root, sources, built, sorted(self.nullable))
@@ -470,7 +481,7 @@ class CompiledGrammar:
         Bytes lying in exactly the same ranges are never told apart by the grammar.
         """
         ranges: set[tuple[int, int]] = set()
-        for source in self._rules:
+        for source in self._all_rules():
             for edges in source.byte_edges:
                 ranges.update((lo, hi) for lo, hi, _ in edges)
         return ranges
@@ -559,12 +570,26 @@ def _loose_closure(nfa: NFA, seeds: list[int], nullable: frozenset[int]) -> set[
     return seen
 
 
-def _scannable(nfa: NFA, states: set[int], first: list[int]) -> int:
-    """Bytes ``states`` or the rules they call can scan first, as a 256-bit int."""
+def _scannable(nfa: NFA, states: set[int]) -> tuple[int, set[int]]:
+    """Bytes ``states`` can scan (a 256-bit int), and the rules they call."""
     bits = 0
+    called: set[int] = set()
     for s in states:
         for lo, hi, _ in nfa.byte_edges[s]:
             bits |= ((1 << (hi + 1 - lo)) - 1) << lo
         for rule, _ in nfa.call_edges[s]:
-            bits |= first[rule]
-    return bits
+            called.add(rule)
+    return bits, called
+
+
+def _propagate(bits: list[int], users: list[set[int]]) -> None:
+    """Close ``bits`` under ``bits[u] |= bits[r]`` for every ``u`` in ``users[r]`` (a worklist)."""
+    pending = [r for r in range(len(bits)) if bits[r] and users[r]]
+    while pending:
+        rule = pending.pop()
+        value = bits[rule]
+        for user in users[rule]:
+            merged = bits[user] | value
+            if merged != bits[user]:
+                bits[user] = merged
+                pending.append(user)

@@ -1,22 +1,29 @@
-"""AST to :class:`~grammarkit.automata.compiled.CompiledGrammar`.
+"""AST to :class:`~grammarkit.automata.compiled.CompiledGrammar`, rule by rule as inputs reach them.
 
-Pipeline, per rule reachable from the root:
+Up front, in time linear in the grammar: the rules reachable from the root (``GK103`` for an
+undefined reference), which of them derive the empty string (on the AST), the patterns of every
+``Regex`` (so an invalid one fails at once), and the flattened automata of ``[lazy]`` rules. Each
+other rule is compiled the first time the recognizer or the decoder asks for it
+(:class:`RuleAutomata`):
 
 1. **Construct** an NFA from the rule body (:mod:`grammarkit.automata.construct`); large
-   bounded repetitions become counted loops instead of unrolled copies.
-2. **Flatten lazy rules** (``name[lazy] ::= ...``): expand every rule they reference (which must
-   not recurse), determinize, then cut the edges leaving final states, so the rule ends at the
-   first point where it can (xgrammar 0.2.8's shortest-match semantics).
-3. **Flatten budgeted rules** (``name[max_chars=N] ::= ...``) the same way: their automaton
-   counts code points (:mod:`grammarkit.automata.char_budget`), so it must hold the whole
-   text of the rule; they are never inlined into their callers.
-4. **Inline** small rules into their callers (callees first, so chains of small rules collapse),
-   as xgrammar does; calls to larger or self-recursive rules stay call edges.
-5. **Eliminate tail self-calls**: ``x ::= "a" x | "b"`` becomes a loop, so right-recursive lists
+   bounded repetitions become counted loops instead of unrolled copies, literal alternatives
+   tries.
+2. **Flatten lazy rules** (``name[lazy] ::= ...``, done up front): expand every rule they
+   reference (which must not recurse), determinize, then cut the edges leaving final states, so
+   the rule ends at the first point where it can (xgrammar 0.2.8's shortest-match semantics).
+   **Budgeted rules** (``name[max_chars=N] ::= ...``) are expanded the same way, up front: their
+   automaton counts code points (:mod:`grammarkit.automata.char_budget`), so it must hold the
+   whole text of the rule; they are never inlined into their callers.
+3. **Inline** small rules into their callers (as xgrammar does), a callee's own calls first, to
+   a bounded depth: chains of small rules collapse, and asking for one rule of a 250,000-rule
+   chain compiles a handful; calls to larger or recursive rules stay call edges.
+4. **Eliminate tail self-calls**: ``x ::= "a" x | "b"`` becomes a loop, so right-recursive lists
    and string bodies are plain automaton loops instead of ever-deeper calls.
-6. Drop rules no longer called, number them, compute which rules are nullable. Determinizing
-   happens later, per rule and per state, as inputs reach them (see
-   :class:`~grammarkit.automata.compiled.CompiledGrammar`).
+
+Every reachable rule keeps its number (rules only ever inlined are simply never asked for).
+Determinizing happens later still, per rule and per state (see
+:class:`~grammarkit.automata.compiled.CompiledGrammar`).
 
 All NFAs of one grammar share a budget of :data:`MAX_STATES` states, a memory ceiling far above
 real grammars (``GK121``); only a lazy rule, which must be flattened into one DFA, has a size
@@ -25,14 +32,15 @@ limit of its own.
 
 from __future__ import annotations
 
+import gc
 from collections.abc import Callable
+from typing import Any
 
 from grammarkit._gc import paused_gc
 from grammarkit.automata.char_budget import budgeted_rule_names
 from grammarkit.automata.compiled import CompiledGrammar
 from grammarkit.automata.construct import build_expression
 from grammarkit.automata.determinize import Automaton, determinize, minimize, trim
-from grammarkit.automata.lazy_dfa import SubsetBuilder
 from grammarkit.automata.nfa import NFA, Budget, BudgetExceeded
 from grammarkit.automata.regex_macro import expand_regex
 from grammarkit.diagnostics import GrammarError, error
@@ -51,19 +59,22 @@ COUNTED_INLINE_LIMIT = 512
 """Callers with counted repetitions inline rules up to this size (a counted body is never
 copied, and an inlined body lets the recognizer scan many iterations at once)."""
 
+INLINE_DEPTH = 8
+"""How deep inlining looks into the callees of a callee (bounds the work of one request)."""
+
 
 def compile_grammar(grammar: ast.GrammarAST, root: str = "root") -> CompiledGrammar:
-    """Compile the rules reachable from ``root`` into byte-level automata.
+    """Prepare the rules reachable from ``root``; each is compiled when first reached.
 
     Raises
     ------
     GrammarError
         ``GK105`` if ``root`` is not defined, ``GK103`` for an undefined reference, ``GK121``
-        for a grammar beyond the memory ceiling or a lazy rule that cannot be flattened,
-        ``GK116`` for a ``max_chars`` rule that cannot be flattened, or the error of an invalid
-        ``Regex`` pattern.
+        for a lazy rule that cannot be flattened, ``GK116`` for a ``max_chars`` rule that cannot
+        be flattened, or the error of an invalid ``Regex`` pattern.
+        A rule beyond the memory ceiling raises ``GK121`` when it is first reached.
     """
-    with paused_gc():  # millions of small lists, no cycles: collections only slow it down
+    with paused_gc():  # many small lists, no cycles: collections only slow it down
         return _compile(grammar, root)
 
 
@@ -72,52 +83,226 @@ def _compile(grammar: ast.GrammarAST, root: str) -> CompiledGrammar:
     if root not in rules:
         raise GrammarError([error("GK105", f"the root rule `{root}` is not defined", None,
                                   f"define `{root} ::= ...`")])
-    names = _reachable_rules(rules, root)
-    rule_ids = {name: i for i, name in enumerate(names)}
-    lazy = [name for name in names if _is_lazy(rules[name])]
-    unrolled = set(_reachable_rules(rules, lazy)) if lazy else set()
-    budget = Budget(MAX_STATES)
-    regex_cache: dict[ast.RegexMacro, ast.Expr] = {}
+    regex: dict[ast.RegexMacro, ast.Expr] = {}
+    names, facts = _reachable_facts(rules, root, regex)
+    nodes = [rules[name] for name in names]
+    automata = RuleAutomata(nodes, regex)
+    nullable = _nullable_rules(names, facts, [rule.body for rule in nodes], regex)
+    return CompiledGrammar(names, automata.rule_ids[root], automata, nullable,
+                           [rule.name_span or rule.span for rule in nodes], automata.budgeted)
 
-    def expand(node: ast.RegexMacro) -> ast.Expr:
-        found = regex_cache.get(node)
+
+class RuleAutomata:
+    """The NFA of each rule (numbered in ``rules`` order), compiled on first request.
+
+    ``automata[r]`` is rule ``r``'s final automaton (inlined, tail calls eliminated); ``len``
+    is the number of rules. Lazy rules are flattened when this object is made.
+    """
+
+    def __init__(self, rules: list[ast.Rule], regex: dict[ast.RegexMacro, ast.Expr]):
+        self.rules = rules
+        self.rule_ids = {rule.name: i for i, rule in enumerate(rules)}
+        self.budget = Budget(MAX_STATES)
+        self._regex = regex
+        self._nfas: list[NFA | None] = [None] * len(rules)
+        self._next = [0] * len(rules)  # the next own state to inline calls from
+        self._own = [-1] * len(rules)  # how many states the rule had before inlining
+        self._done = [False] * len(rules)
+        self._busy: set[int] = set()
+        self._lazy = {i for i, rule in enumerate(rules) if _is_lazy(rule)}
+        self._lazy_source: dict[int, NFA] = {}
+        self._unrolled = (set(_reachable_ids(rules, self.rule_ids, sorted(self._lazy)))
+                          if self._lazy else set())
+        self.budgeted = {self.rule_ids[name]: n for name, n in budgeted_rule_names(rules).items()}
+        """``{rule: N}`` for the rules with ``max_chars=N``."""
+        for i in sorted(self._lazy):
+            if self.budgeted:
+                self._check_no_budget_inside_lazy(i)
+            self._base(i)
+        for i in self.budgeted:
+            nfa = self._nfas[i] = self._flattened_budgeted(i)
+            self._own[i] = nfa.num_states
+
+    def __len__(self) -> int:
+        return len(self.rules)
+
+    def __getitem__(self, rule: int) -> NFA:
+        if not self._done[rule]:
+            collecting = gc.isenabled()
+            gc.disable()  # many small lists, no cycles (paused_gc's freeze costs more per rule)
+            try:
+                self._advance(rule, None, INLINE_DEPTH)
+            finally:
+                if collecting:
+                    gc.enable()
+        nfa = self._nfas[rule]
+        assert nfa is not None
+        return nfa
+
+    def expand(self, node: ast.RegexMacro) -> ast.Expr:
+        """The expression of a ``Regex`` macro (cached)."""
+        return _expanded(node, self._regex)
+
+    def _base(self, rule: int) -> NFA:
+        """``rule``'s NFA as constructed (lazy rules: flattened), before anything is inlined."""
+        nfa = self._nfas[rule]
+        if nfa is None:
+            nfa = self._flattened(rule) if rule in self._lazy else self._construct(rule)
+            self._nfas[rule] = nfa
+            self._own[rule] = nfa.num_states
+        return nfa
+
+    def _source(self, rule: int) -> NFA:
+        """``rule``'s NFA as constructed from its body (lazy rules: before flattening)."""
+        if rule not in self._lazy:
+            return self._base(rule)
+        found = self._lazy_source.get(rule)
         if found is None:
-            found = regex_cache[node] = expand_regex(node)
+            found = self._lazy_source[rule] = self._construct(rule)
         return found
 
-    nfas: list[NFA] = []
-    for name in names:
-        rule = rules[name]
-        nfa = NFA(budget)
+    def _construct(self, rule: int) -> NFA:
+        node = self.rules[rule]
+        nfa = NFA(self.budget)
         try:
-            nfa.start, end = build_expression(nfa, rule.body, rule_ids, expand,
-                                              unroll=name in unrolled)
+            nfa.start, end = build_expression(nfa, node.body, self.rule_ids, self.expand,
+                                              unroll=rule in self._unrolled)
         except BudgetExceeded:
-            raise _too_large(rule) from None
+            raise _too_large(node) from None
         nfa.finals = {end}
-        nfas.append(nfa)
+        return nfa
 
-    order = _callees_first(nfas, rule_ids[root])
-    budgeted = {rule_ids[name]: n for name, n in
-                budgeted_rule_names([rules[name] for name in names]).items()}
-    for i in order:
-        if budgeted and _is_lazy(rules[names[i]]):
-            _check_no_budget_inside_lazy(i, nfas, names, budgeted, rules)
-        if _is_lazy(rules[names[i]]):
-            automaton = _flatten_lazy(i, nfas, rules[names[i]], budget)
-            nfa = NFA(budget)
-            try:
-                nfa.start, nfa.finals = automaton.to_nfa(nfa)
-            except BudgetExceeded:
-                raise _too_large(rules[names[i]]) from None
-            nfas[i] = nfa
-    for i in budgeted:
-        nfas[i] = _flatten_budgeted(i, nfas, rules[names[i]], set(budgeted), budget)
+    def _flattened(self, rule: int) -> NFA:
+        """Lazy ``rule`` as one automaton (lazy rules it calls are flattened first)."""
+        node = self.rules[rule]
 
-    for caller in order:
-        _inline_small_calls(nfas, caller, budgeted)
-        _eliminate_tail_calls(nfas[caller], caller)
-    return _assemble(names, nfas, rule_ids[root], [rules[name] for name in names], budgeted)
+        def fail(why: str) -> GrammarError:
+            return GrammarError([error(
+                "GK121", f"lazy rule `{node.name}` cannot be flattened: {why}",
+                node.name_span or node.span,
+                "a lazy rule must be regular: literals, classes, repetitions and references to "
+                "non-recursive rules")])
+
+        _check_acyclic(rule, lambda r: _callees(self._source(r)), fail)
+        flat = NFA(self.budget)
+        try:
+            flat.start, flat.finals = _copy_expanded(self._source(rule), self._base, flat)
+        except BudgetExceeded:
+            raise fail("it is too large") from None
+        if any(flat.token_edges):
+            raise fail("it matches vocabulary tokens")
+        dfa = determinize(flat, MAX_LAZY_DFA_STATES)
+        if dfa is None:
+            raise fail("its automaton is too large")
+        dfa = minimize(dfa)
+        automaton = trim(Automaton(dfa.start, dfa.finals,
+                                   [() if s in dfa.finals else edges
+                                    for s, edges in enumerate(dfa.byte_edges)],
+                                   [() for _ in dfa.call_edges],
+                                   [() for _ in dfa.token_edges], True))
+        nfa = NFA(self.budget)
+        try:
+            nfa.start, nfa.finals = automaton.to_nfa(nfa)
+        except BudgetExceeded:
+            raise _too_large(node) from None
+        return nfa
+
+    def _check_no_budget_inside_lazy(self, rule: int) -> None:
+        """Raise GK116 if lazy ``rule`` reaches a budgeted rule (flattening would drop it)."""
+        inside = sorted(self._reachable(rule) & set(self.budgeted))
+        if inside:
+            name = self.rules[rule].name
+            raise _budget_error(self.rules[inside[0]], f"lazy rule `{name}` uses it",
+                                "a budget inside a lazy rule is not supported; move `max_chars` "
+                                f"to `{name}` or drop `lazy`")
+
+    def _reachable(self, rule: int) -> set[int]:
+        """The rules ``rule`` calls, directly or not (``rule`` itself only through recursion)."""
+        seen: set[int] = set()
+        stack = [rule]
+        while stack:
+            for callee in _callees(self._source(stack.pop())):
+                if callee not in seen:
+                    seen.add(callee)
+                    stack.append(callee)
+        return seen
+
+    def _flattened_budgeted(self, rule: int) -> NFA:
+        """Budgeted ``rule``'s automaton with every rule it references expanded.
+
+        Raises GK116 when that is not possible or would not keep xgrammar's semantics: the rule
+        is recursive, uses another budgeted rule, or matches vocabulary tokens.
+        """
+        node = self.rules[rule]
+
+        def fail(why: str) -> GrammarError:
+            return _budget_error(node, why, "a budgeted rule must be regular (literals, classes, "
+                                 "repetitions and references to non-recursive rules without "
+                                 "`max_chars`); remove `max_chars` to match without the budget")
+
+        _check_acyclic(rule, lambda r: _callees(self._source(r)), fail)
+        if self._reachable(rule) & set(self.budgeted):
+            raise fail("it uses another rule with `max_chars` (nested budgets)")
+        flat = NFA(self.budget)
+        try:
+            flat.start, flat.finals = _copy_expanded(self._base(rule), self._base, flat)
+        except BudgetExceeded:
+            raise _too_large(node) from None
+        if any(flat.token_edges):
+            raise fail("it matches vocabulary tokens")
+        return flat
+
+    def _advance(self, rule: int, bound: int | None, depth: int) -> bool:
+        """Inline small callees into ``rule`` until done or past ``bound`` states.
+
+        Returns whether ``rule`` is done within ``bound``; an unfinished rule resumes where it
+        stopped at the next request. At ``depth`` 0 only a rule without calls can be done. A
+        callee being inlined into further up (recursion) is copied as it stands: an NFA in the
+        middle of inlining still accepts its rule's language.
+        """
+        nfa = self._base(rule)
+        if self._done[rule]:
+            return bound is None or nfa.num_states <= bound
+        if bound is not None and nfa.num_states > bound:
+            return False
+        own = self._own[rule]
+        if depth == 0 and any(nfa.call_edges[p] for p in range(self._next[rule], own)):
+            return False
+        self._busy.add(rule)
+        try:
+            limit = COUNTED_INLINE_LIMIT if nfa.counted else INLINE_LIMIT
+            reserve = self.budget.limit // 4
+            p = self._next[rule]
+            while p < own:
+                if nfa.call_edges[p]:
+                    kept = []
+                    for callee, q in nfa.call_edges[p]:
+                        if (callee == rule or callee in self.budgeted
+                                or self._base(callee).num_states > limit
+                                or (callee not in self._busy  # busy: inlined as it stands
+                                    and not self._advance(callee, limit, depth - 1))):
+                            kept.append((callee, q))
+                            continue
+                        inner = self._base(callee)
+                        if self.budget.remaining - inner.num_states < reserve:
+                            kept.append((callee, q))
+                            continue
+                        shift = nfa.copy_states(inner)
+                        nfa.add_epsilon(p, inner.start + shift)
+                        for final in inner.finals:
+                            nfa.add_epsilon(final + shift, q)
+                    nfa.call_edges[p] = kept
+                p += 1
+                self._next[rule] = p
+                if bound is not None and nfa.num_states > bound:
+                    return False
+        except BudgetExceeded:
+            raise _too_large(self.rules[rule]) from None
+        finally:
+            self._busy.discard(rule)
+        _eliminate_tail_calls(nfa, rule)
+        self._done[rule] = True
+        return True
 
 
 def _is_lazy(rule: ast.Rule) -> bool:
@@ -129,70 +314,6 @@ def _too_large(rule: ast.Rule) -> GrammarError:
         "GK121", f"grammar too large: it reaches the memory ceiling of {MAX_STATES:,} automaton "
         f"states (in rule `{rule.name}`)", rule.name_span or rule.span,
         "split the grammar, or use a counted repetition instead of written-out copies")])
-
-
-def _reachable_rules(rules: dict[str, ast.Rule], roots: str | list[str]) -> list[str]:
-    """Names of the rules reachable from ``roots``, in definition order."""
-    seen = {roots} if isinstance(roots, str) else set(roots)
-    stack = list(seen)
-    while stack:
-        for name, span in ast.referenced_rules(rules[stack.pop()].body):
-            if name not in rules:
-                raise GrammarError([error("GK103", f"rule `{name}` is not defined", span,
-                                          f"define it with `{name} ::= ...`")])
-            if name not in seen:
-                seen.add(name)
-                stack.append(name)
-    return [name for name in rules if name in seen]
-
-
-def _callees(nfa: NFA) -> set[int]:
-    return {r for edges in nfa.call_edges for r, _ in edges}
-
-
-def _callees_first(nfas: list[NFA], root: int) -> list[int]:
-    """Rules in depth-first post-order of the call graph: callees before callers."""
-    order: list[int] = []
-    seen = {root}
-    stack: list[tuple[int, list[int]]] = [(root, sorted(_callees(nfas[root])))]
-    while stack:
-        rule, pending = stack[-1]
-        if pending:
-            nxt = pending.pop()
-            if nxt not in seen:
-                seen.add(nxt)
-                stack.append((nxt, sorted(_callees(nfas[nxt]))))
-            continue
-        stack.pop()
-        order.append(rule)
-    order.extend(i for i in range(len(nfas)) if i not in seen)
-    return order
-
-
-def _inline_small_calls(nfas: list[NFA], caller: int, budgeted: dict[int, int]) -> None:
-    """Replace ``caller``'s calls to small other rules by copies of their automata.
-
-    Inlining is an optimization: it stops while a quarter of the state budget is left. Rules
-    in ``budgeted`` are never inlined (their budget counts their own text).
-    """
-    nfa = nfas[caller]
-    reserve = nfa.budget.limit // 4
-    limit = COUNTED_INLINE_LIMIT if nfa.counted else INLINE_LIMIT
-    for p in range(nfa.num_states):
-        if not nfa.call_edges[p]:
-            continue
-        kept = []
-        for rule, q in nfa.call_edges[p]:
-            callee = nfas[rule]
-            if (rule == caller or callee.num_states > limit or rule in budgeted
-                    or nfa.budget.remaining - callee.num_states < reserve):
-                kept.append((rule, q))
-                continue
-            shift = nfa.copy_states(callee)
-            nfa.add_epsilon(p, callee.start + shift)
-            for final in callee.finals:
-                nfa.add_epsilon(final + shift, q)
-        nfa.call_edges[p] = kept
 
 
 def _eliminate_tail_calls(nfa: NFA, rule: int) -> None:
@@ -216,93 +337,21 @@ def _ends_rule(nfa: NFA, state: int) -> bool:
         nfa.byte_edges[s] or nfa.call_edges[s] or nfa.token_edges[s] for s in closure)
 
 
-def _flatten_lazy(rule: int, nfas: list[NFA], node: ast.Rule, budget: Budget) -> Automaton:
-    """The automaton of lazy ``rule``: references expanded, determinized, cut after finals."""
-
-    def fail(why: str) -> GrammarError:
-        return GrammarError([error(
-            "GK121", f"lazy rule `{node.name}` cannot be flattened: {why}",
-            node.name_span or node.span,
-            "a lazy rule must be regular: literals, classes, repetitions and references to "
-            "non-recursive rules")])
-
-    _check_acyclic(rule, nfas, fail)
-    flat = NFA(budget)
-    try:
-        flat.start, flat.finals = _copy_expanded(nfas, rule, flat)
-    except BudgetExceeded:
-        raise fail("it is too large") from None
-    if any(flat.token_edges):
-        raise fail("it matches vocabulary tokens")
-    dfa = determinize(flat, MAX_LAZY_DFA_STATES)
-    if dfa is None:
-        raise fail("its automaton is too large")
-    dfa = minimize(dfa)
-    return trim(Automaton(dfa.start, dfa.finals,
-                          [() if s in dfa.finals else edges
-                           for s, edges in enumerate(dfa.byte_edges)],
-                          [() for _ in dfa.call_edges], [() for _ in dfa.token_edges], True))
-
-
 def _budget_error(node: ast.Rule, why: str, hint: str) -> GrammarError:
     return GrammarError([error(
         "GK116", f"`{node.name}[max_chars=...]` is not enforced: {why}",
         node.name_span or node.span, hint)])
 
 
-def _check_no_budget_inside_lazy(rule: int, nfas: list[NFA], names: list[str],
-                                 budgeted: dict[int, int], rules: dict[str, ast.Rule]) -> None:
-    """Raise GK116 if lazy ``rule`` reaches a budgeted rule (flattening would drop the budget)."""
-    inside = sorted(_reachable(rule, nfas) & set(budgeted))
-    if inside:
-        raise _budget_error(rules[names[inside[0]]], f"lazy rule `{names[rule]}` uses it",
-                            "a budget inside a lazy rule is not supported; move `max_chars` "
-                            f"to `{names[rule]}` or drop `lazy`")
+def _callees(nfa: NFA) -> set[int]:
+    return {r for edges in nfa.call_edges for r, _ in edges}
 
 
-def _reachable(rule: int, nfas: list[NFA]) -> set[int]:
-    """The rules ``rule`` calls, directly or not (``rule`` itself only through recursion)."""
-    seen: set[int] = set()
-    stack = [rule]
-    while stack:
-        for callee in _callees(nfas[stack.pop()]):
-            if callee not in seen:
-                seen.add(callee)
-                stack.append(callee)
-    return seen
-
-
-def _flatten_budgeted(rule: int, nfas: list[NFA], node: ast.Rule, budgeted: set[int],
-                      budget: Budget) -> NFA:
-    """The automaton of budgeted ``rule`` with every rule it references expanded.
-
-    Raises GK116 when that is not possible or would not keep xgrammar's semantics: the rule
-    is recursive, uses another budgeted rule, or matches vocabulary tokens.
-    """
-
-    def fail(why: str) -> GrammarError:
-        return _budget_error(node, why, "a budgeted rule must be regular (literals, classes, "
-                             "repetitions and references to non-recursive rules without "
-                             "`max_chars`); remove `max_chars` to match without the budget")
-
-    _check_acyclic(rule, nfas, fail)
-    inner = _reachable(rule, nfas) & budgeted
-    if inner:
-        raise fail("it uses another rule with `max_chars` (nested budgets)")
-    flat = NFA(budget)
-    try:
-        flat.start, flat.finals = _copy_expanded(nfas, rule, flat)
-    except BudgetExceeded:
-        raise _too_large(node) from None
-    if any(flat.token_edges):
-        raise fail("it matches vocabulary tokens")
-    return flat
-
-
-def _check_acyclic(rule: int, nfas: list[NFA], fail: Callable[[str], GrammarError]) -> None:
+def _check_acyclic(rule: int, callees: Callable[[int], set[int]],
+                   fail: Callable[[str], GrammarError]) -> None:
     """Raise ``fail(...)`` if the rules reachable from ``rule`` include a cycle."""
     state: dict[int, int] = {rule: 1}  # 1: on the current path, 2: done
-    stack: list[tuple[int, list[int]]] = [(rule, sorted(_callees(nfas[rule])))]
+    stack: list[tuple[int, list[int]]] = [(rule, sorted(callees(rule)))]
     while stack:
         current, pending = stack[-1]
         if not pending:
@@ -315,69 +364,239 @@ def _check_acyclic(rule: int, nfas: list[NFA], fail: Callable[[str], GrammarErro
             raise fail("it is recursive")
         if mark is None:
             state[nxt] = 1
-            stack.append((nxt, sorted(_callees(nfas[nxt]))))
+            stack.append((nxt, sorted(callees(nxt))))
 
 
-def _copy_expanded(nfas: list[NFA], rule: int, target: NFA) -> tuple[int, set[int]]:
-    """Copy ``rule`` into ``target`` with every call replaced by a copy of the callee."""
-    shift = target.copy_states(nfas[rule])
-    start, finals = nfas[rule].start + shift, {f + shift for f in nfas[rule].finals}
+def _copy_expanded(source: NFA, callee_nfa: Callable[[int], NFA], target: NFA
+                   ) -> tuple[int, set[int]]:
+    """Copy ``source`` into ``target`` with every call replaced by a copy of the callee."""
+    shift = target.copy_states(source)
+    start, finals = source.start + shift, {f + shift for f in source.finals}
     p = 0
     while p < target.num_states:
         calls = target.call_edges[p]
         target.call_edges[p] = []
         for callee, q in calls:
-            inner = target.copy_states(nfas[callee])
-            target.add_epsilon(p, nfas[callee].start + inner)
-            for final in nfas[callee].finals:
+            nfa = callee_nfa(callee)
+            inner = target.copy_states(nfa)
+            target.add_epsilon(p, nfa.start + inner)
+            for final in nfa.finals:
                 target.add_epsilon(final + inner, q)
         p += 1
     return start, finals
 
 
-def _assemble(names: list[str], nfas: list[NFA], root: int, rules: list[ast.Rule],
-              budgeted: dict[int, int]) -> CompiledGrammar:
-    """Renumber the rules still called from the root and wrap them for lazy determinization."""
-    kept = _live_rules(nfas, root)
-    number = {old: new for new, old in enumerate(kept)}
-    for old in kept:
-        nfa = nfas[old]
-        nfa.call_edges = [[(number[r], t) for r, t in edges] if edges else edges
-                          for edges in nfa.call_edges]
-    kept_nfas = [nfas[old] for old in kept]
-    return CompiledGrammar(
-        [names[old] for old in kept], number[root], kept_nfas, _nullable_rules(kept_nfas),
-        [rules[old].name_span or rules[old].span for old in kept],
-        {number[old]: n for old, n in budgeted.items() if old in number})
-
-
-def _live_rules(nfas: list[NFA], root: int) -> list[int]:
-    seen = {root}
-    stack = [root]
+def _reachable_ids(rules: list[ast.Rule], rule_ids: dict[str, int], roots: list[int]) -> list[int]:
+    """Numbers of the rules reachable from ``roots`` (``roots`` included)."""
+    seen = set(roots)
+    stack = list(roots)
     while stack:
-        for r in _callees(nfas[stack.pop()]):
-            if r not in seen:
-                seen.add(r)
-                stack.append(r)
+        for name, _ in ast.referenced_rules(rules[stack.pop()].body):
+            callee = rule_ids[name]
+            if callee not in seen:
+                seen.add(callee)
+                stack.append(callee)
     return sorted(seen)
 
 
-def _nullable_rules(nfas: list[NFA]) -> frozenset[int]:
-    """Rules that derive the empty string (a worklist over calls of nullable rules)."""
-    callers: list[set[int]] = [set() for _ in nfas]
-    for caller, nfa in enumerate(nfas):
-        for callee in _callees(nfa):
-            callers[callee].add(caller)
-    nullable: set[int] = set()
-    pending = set(range(len(nfas)))
-    while pending:
-        rule = pending.pop()
-        if rule in nullable:
+def _expanded(node: ast.RegexMacro, cache: dict[ast.RegexMacro, ast.Expr]) -> ast.Expr:
+    found = cache.get(node)
+    if found is None:
+        found = cache[node] = expand_regex(node)
+    return found
+
+
+Formula = bool | tuple[frozenset[str], ...] | None
+"""When an expression derives the empty string: always, never, when every rule of one of the
+sets does (a disjunction of conjunctions), or ``None``: decided on the expression itself (the
+disjunction would grow past :data:`_MAX_TERMS`)."""
+
+_MAX_TERMS = 16
+
+
+def _reachable_facts(rules: dict[str, ast.Rule], root: str,
+                     regex: dict[ast.RegexMacro, ast.Expr]) -> tuple[list[str], list[Formula]]:
+    """The rules reachable from ``root`` (definition order) and, per rule, when it is nullable.
+
+    One walk over each reachable body finds its references (``GK103`` for an undefined one),
+    expands its ``Regex`` macros (raising their errors) and summarizes its nullability.
+    """
+    seen = {root}
+    stack = [root]
+    facts: dict[str, Formula] = {}
+    while stack:
+        name = stack.pop()
+        references: list[tuple[str, ast.Span | None]] = []
+        facts[name] = _summary(rules[name].body, references, regex)
+        for callee, span in references:
+            if callee not in rules:
+                raise GrammarError([error("GK103", f"rule `{callee}` is not defined", span,
+                                          f"define it with `{callee} ::= ...`")])
+            if callee not in seen:
+                seen.add(callee)
+                stack.append(callee)
+    names = [name for name in rules if name in seen]
+    return names, [facts[name] for name in names]
+
+
+_VISIT, _COMBINE, _ALWAYS = 0, 1, 2
+
+
+def _summary(expr: ast.Expr, references: list[tuple[str, ast.Span | None]],
+             regex: dict[ast.RegexMacro, ast.Expr]) -> Formula:
+    """The nullability formula of ``expr``; its rule references are appended to ``references``."""
+    results: list[Formula] = []
+    stack: list[tuple[Any, int]] = [(expr, _VISIT)]
+    while stack:
+        node, step = stack.pop()
+        kind = type(node)
+        if step == _ALWAYS:  # a repetition that may run zero times
+            results[-1] = True
+        elif kind is ast.Literal:
+            results.append(not node.value)
+        elif kind is ast.CharClass or kind is ast.TokenSet:
+            results.append(False)
+        elif kind is ast.RuleRef:
+            references.append((node.name, node.span))
+            results.append((frozenset((node.name,)),))
+        elif kind is ast.Sequence or kind is ast.Choice:
+            kids = node.items if kind is ast.Sequence else node.alternatives
+            if step == _VISIT:
+                stack.append((node, _COMBINE))
+                stack.extend((kid, _VISIT) for kid in kids)
+            elif not kids:
+                results.append(True)  # an empty group
+            else:
+                parts = results[len(results) - len(kids):]
+                del results[len(results) - len(kids):]
+                results.append(_all(parts) if kind is ast.Sequence else _any(parts))
+        elif kind is ast.Repeat:
+            if node.min == 0 or node.max == 0:
+                stack.append((node, _ALWAYS))
+            stack.append((node.item, _VISIT))
+        elif kind is ast.RegexMacro:
+            stack.append((_expanded(node, regex), _VISIT))
+        else:  # TagDispatch, TokenTagDispatch, Substring: their calls follow bytes or tokens
+            if isinstance(node, (ast.TagDispatch, ast.TokenTagDispatch)):
+                references.extend((name, node.span) for _, name in node.tags)
+            results.append(_leaf_derives_empty(node))
+    return results[0]
+
+
+def _all(parts: list[Formula]) -> Formula:
+    if any(p is False for p in parts):
+        return False
+    terms: tuple[frozenset[str], ...] = (frozenset(),)
+    for part in parts:
+        if part is True:
             continue
-        nfa = nfas[rule]
-        builder = SubsetBuilder.for_nfa(nfa)
-        reach = builder.closure([builder.start_position()], nullable)
-        if builder.is_final(reach):
-            nullable.add(rule)
-            pending |= callers[rule] - nullable
-    return frozenset(nullable)
+        if part is None:
+            return None
+        assert isinstance(part, tuple)
+        terms = tuple(a | b for a in terms for b in part)
+        if len(terms) > _MAX_TERMS:
+            return None
+    return True if any(not t for t in terms) else terms
+
+
+def _any(parts: list[Formula]) -> Formula:
+    if any(p is True for p in parts):
+        return True
+    terms: list[frozenset[str]] = []
+    for part in parts:
+        if part is None:
+            return None
+        if part is not False:
+            assert isinstance(part, tuple)
+            terms += part
+    if len(terms) > _MAX_TERMS:
+        return None
+    return tuple(terms) if terms else False
+
+
+def _nullable_rules(names: list[str], facts: list[Formula], bodies: list[ast.Expr],
+                    regex: dict[ast.RegexMacro, ast.Expr]) -> frozenset[int]:
+    """The rules that derive the empty string: their formulas solved as Horn clauses."""
+    ids = {name: i for i, name in enumerate(names)}
+    nullable = [False] * len(names)
+    waiting: list[list[tuple[int, int]]] = [[] for _ in names]  # rule -> (caller, term) needing it
+    missing: list[list[int]] = [[] for _ in names]  # per rule and term: names not nullable yet
+    opaque_users: list[list[int]] = [[] for _ in names]
+    pending: list[int] = []
+    recheck: set[int] = set()
+    for rule, formula in enumerate(facts):
+        if formula is True:
+            pending.append(rule)
+        elif formula is None:
+            recheck.add(rule)
+            for used in {ids[n] for n, _ in ast.referenced_rules(bodies[rule])}:
+                opaque_users[used].append(rule)
+        elif formula:
+            assert isinstance(formula, tuple)
+            for term, needed in enumerate(formula):
+                missing[rule].append(len(needed))
+                for name in needed:
+                    waiting[ids[name]].append((rule, term))
+    while pending or recheck:
+        while pending:
+            rule = pending.pop()
+            if nullable[rule]:
+                continue
+            nullable[rule] = True
+            for caller, term in waiting[rule]:
+                missing[caller][term] -= 1
+                if not missing[caller][term]:
+                    pending.append(caller)
+            recheck.update(r for r in opaque_users[rule] if not nullable[r])
+        if recheck:
+            rule = recheck.pop()
+            if not nullable[rule] and _derives_empty(
+                    bodies[rule], lambda name: nullable[ids[name]], regex):
+                pending.append(rule)
+    return frozenset(i for i, yes in enumerate(nullable) if yes)
+
+
+def _derives_empty(expr: ast.Expr, nullable: Callable[[str], bool],
+                   regex: dict[ast.RegexMacro, ast.Expr]) -> bool:
+    """Whether ``expr`` matches the empty string, given which rules are ``nullable``."""
+    results: list[bool] = []
+    stack: list[tuple[Any, int]] = [(expr, _VISIT)]
+    while stack:
+        node, step = stack.pop()
+        kind = type(node)
+        if step == _ALWAYS:
+            results[-1] = True
+        elif kind is ast.Literal:
+            results.append(not node.value)
+        elif kind is ast.CharClass or kind is ast.TokenSet:
+            results.append(False)
+        elif kind is ast.RuleRef:
+            results.append(nullable(node.name))
+        elif kind is ast.Sequence or kind is ast.Choice:
+            kids = node.items if kind is ast.Sequence else node.alternatives
+            if step == _VISIT:
+                stack.append((node, _COMBINE))
+                stack.extend((kid, _VISIT) for kid in kids)
+            elif not kids:
+                results.append(True)
+            else:
+                parts = results[len(results) - len(kids):]
+                del results[len(results) - len(kids):]
+                results.append(all(parts) if kind is ast.Sequence else any(parts))
+        elif kind is ast.Repeat:
+            if node.min == 0 or node.max == 0:
+                stack.append((node, _ALWAYS))
+            stack.append((node.item, _VISIT))
+        elif kind is ast.RegexMacro:
+            stack.append((_expanded(node, regex), _VISIT))
+        else:
+            results.append(_leaf_derives_empty(node))
+    return results[0]
+
+
+def _leaf_derives_empty(node: ast.Expr) -> bool:
+    """Whether a ``TagDispatch``, ``TokenTagDispatch`` or ``Substring`` matches the empty string."""
+    names = {name: 0 for _, name in getattr(node, "tags", ())}
+    nfa = NFA(Budget(MAX_STATES))
+    start, end = build_expression(nfa, node, names, expand_regex)
+    return end in nfa.epsilon_closure((start,))

@@ -4,6 +4,8 @@ Each expression becomes a fragment ``(start, end)`` inside the rule's :class:`NF
 
 * literals are byte chains (UTF-8, see :mod:`grammarkit.automata.utf8`); classes are a handful of
   byte-range chains; a rule reference is one call edge; ``Token``/``ExcludeToken`` a token edge;
+* two or more literal alternatives of one choice share a trie (an enum of 100,000 words is a
+  trie, not 100,000 branches);
 * ``x{m,n}`` is ``n`` copies of ``x`` (the last ``n - m`` optional), ``x{m,}`` is ``m`` copies
   with the last one looping (``x*`` loops one copy), as long as the copies stay within
   :data:`UNROLL_LIMIT` states; larger repetitions become one counted :class:`~grammarkit.automata.
@@ -22,6 +24,7 @@ from __future__ import annotations
 
 import itertools
 from collections.abc import Callable, Mapping
+from dataclasses import dataclass
 
 from grammarkit.automata import utf8
 from grammarkit.automata.nfa import NFA, BudgetExceeded, Loop, TokenEdge
@@ -71,6 +74,16 @@ class _Builder:
                 if isinstance(node, ast.RegexMacro):
                     stack.append((self.expand_regex(node), None, True))
                     continue
+                if isinstance(node, ast.Choice):
+                    literals = [k for k in node.alternatives if isinstance(k, ast.Literal)]
+                    if len(literals) >= 2:
+                        words = _LiteralWords(tuple(utf8.encode(k.value) for k in literals))
+                        others = tuple(k for k in node.alternatives
+                                       if not isinstance(k, ast.Literal))
+                        if not others:
+                            results.append(self._trie(words.words))
+                            continue
+                        node = ast.Choice((*others, words), node.span)  # type: ignore[arg-type]
                 kids = ast.children(node)
                 if not kids:
                     if in_regex and isinstance(node, ast.CharClass):
@@ -116,6 +129,8 @@ class _Builder:
             return build_tag_dispatch(nfa, tags, excludes, node.loop_after_dispatch)
         if isinstance(node, ast.TokenTagDispatch):
             return self._token_tag_dispatch(node)
+        if isinstance(node, _LiteralWords):
+            return self._trie(node.words)
         if isinstance(node, ast.Substring):
             return self._substring([utf8.encode(s) for s in node.strings])
         if isinstance(node, (ast.Sequence, ast.Choice)):  # empty group
@@ -138,6 +153,27 @@ class _Builder:
             nfa.add_bytes(current, byte, byte, nxt)
             current = nxt
         return start, current
+
+    def _trie(self, words: tuple[bytes, ...]) -> Fragment:
+        """Any of ``words``, as a trie: words sharing a prefix share its states."""
+        nfa = self.nfa
+        start, end = nfa.add_state(), nfa.add_state()
+        path = [start]  # path[i]: the state after the first i bytes of the previous word
+        previous = b""
+        for word in sorted(set(words)):  # sorted: a prefix's words are consecutive
+            common = 0
+            for a, b in zip(previous, word):
+                if a != b:
+                    break
+                common += 1
+            del path[common + 1:]
+            for byte in word[common:]:
+                nxt = nfa.add_state()
+                nfa.add_bytes(path[-1], byte, byte, nxt)
+                path.append(nxt)
+            nfa.add_epsilon(path[-1], end)
+            previous = word
+        return start, end
 
     def _sequences(self, sequences: list[utf8.ByteSequence]) -> Fragment:
         """Any of the byte-range ``sequences`` (a character class)."""
@@ -241,6 +277,13 @@ class _Builder:
         nfa.add_epsilon(body_end, step)
         nfa.add_loop(entry, step, loop, body, end)
         return start, end
+
+
+@dataclass(frozen=True, slots=True)
+class _LiteralWords:
+    """The literal alternatives of a choice, encoded, built as one trie (a leaf)."""
+
+    words: tuple[bytes, ...]
 
 
 def _reaches(nfa: NFA, source: int, target: int, through_calls: bool) -> bool:

@@ -209,6 +209,15 @@ def split_ranges(edges: list[tuple[int, int, T]]) -> list[tuple[int, int, frozen
     """Partition the bytes covered by ``edges`` into ranges with the same set of targets."""
     if not edges:
         return []
+    if all(lo == hi for lo, hi, _ in edges):  # single bytes (literals, tries): group by byte
+        by_byte: dict[int, list[T]] = {}
+        for lo, _, t in edges:
+            found = by_byte.get(lo)
+            if found is None:
+                by_byte[lo] = [t]
+            else:
+                found.append(t)
+        return [(b, b, frozenset(ts)) for b, ts in sorted(by_byte.items())]
     points = sorted({lo for lo, _, _ in edges} | {hi + 1 for _, hi, _ in edges})
     starts: dict[int, list[T]] = {}
     stops: dict[int, list[T]] = {}

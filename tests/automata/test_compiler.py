@@ -33,8 +33,10 @@ def test_literal_is_a_byte_chain() -> None:
 
 def test_small_rules_are_inlined_and_unused_rules_dropped() -> None:
     c = compiled('root ::= digit+ "." digit+\ndigit ::= [0-9]\nunused ::= "x"')
-    assert c.rule_names == ("root",)
+    assert c.rule_names == ("root", "digit")  # reachable rules keep their numbers
     assert not any(c.call_edges[s] for s in c.rule_states(c.root))
+    assert Recognizer(c).matches(b"12.5")
+    assert set(c.state_rule) == {c.root, c.num_rules}  # `digit` never compiled on its own
 
 
 def test_recursive_rules_stay_calls() -> None:
