@@ -156,16 +156,10 @@ class ExprGraph:
                     all_known &= known
                     any_known |= known
                 children[number] = tuple(kids)
-                if kind is _SEQUENCE:  # as in GrammarProperties._fold
-                    yes = all_known & _SEQUENCE_FACTS
-                    if yes & _PRODUCTIVE and any_known & _NONEMPTY:
-                        yes |= _NONEMPTY
-                    no = any_known >> _FALSE & _SEQUENCE_FACTS
-                    if no & _PRODUCTIVE or all_known & _FALSE_NONEMPTY:
-                        no |= _NONEMPTY
-                    value = yes | no << _FALSE
+                if kind is _SEQUENCE:
+                    value = _sequence_facts(all_known, any_known)
                 else:
-                    value = any_known & _ALL_FACTS | all_known & ~_ALL_FACTS
+                    value = _choice_facts(all_known, any_known)
             elif kind is _RULE_REF:  # left to the second fold, once every rule is numbered
                 named.append(number)
                 facts.append(0)
@@ -345,6 +339,27 @@ _LOOP_FACTS = _known(_SEQUENCE_FACTS, 0)
 _SEQUENCE_KNOWN = _known(_SEQUENCE_FACTS, _SEQUENCE_FACTS)
 _NONEMPTY_KNOWN = _known(_NONEMPTY, _NONEMPTY)
 _FALSE_NONEMPTY = _known(0, _NONEMPTY)
+
+def _sequence_facts(all_known: int, any_known: int) -> int:
+    """A sequence's facts from the AND (``all_known``) and OR (``any_known``) of its items'.
+
+    Productive and both nullables need every item; non-empty needs the sequence productive
+    and some item non-empty.
+    """
+    yes = all_known & _SEQUENCE_FACTS
+    if yes & _PRODUCTIVE and any_known & _NONEMPTY:
+        yes |= _NONEMPTY
+    no = any_known >> _FALSE & _SEQUENCE_FACTS
+    if no & _PRODUCTIVE or all_known & _FALSE_NONEMPTY:
+        no |= _NONEMPTY
+    return yes | no << _FALSE
+
+
+def _choice_facts(all_known: int, any_known: int) -> int:
+    """A choice's facts: true if some alternative's are, false if every alternative's are."""
+    return any_known & _ALL_FACTS | all_known & ~_ALL_FACTS
+
+
 _LITERAL, _SEQUENCE, _CHOICE, _REPEAT, _RULE_REF, _CHAR_CLASS = (
     ast.Literal, ast.Sequence, ast.Choice, ast.Repeat, ast.RuleRef, ast.CharClass)
 """The node types the folds test for (module constants: cheaper to read than closure cells)."""
@@ -400,8 +415,7 @@ class GrammarProperties:
         literal, sequence, choice, repeat, rule_ref, char_class = (
             ast.Literal, ast.Sequence, ast.Choice, ast.Repeat, ast.RuleRef, ast.CharClass)
         text, empty_text = _TEXT, _EMPTY_TEXT
-        productive, nonempty, sequence_facts, false_nonempty = (
-            _PRODUCTIVE, _NONEMPTY, _SEQUENCE_FACTS, _NONEMPTY << _FALSE)
+        nonempty, sequence_facts, false_nonempty = _NONEMPTY, _SEQUENCE_FACTS, _FALSE_NONEMPTY
         undecided: list[int] = []
         for node in order:
             kind = types[node]
@@ -414,22 +428,14 @@ class GrammarProperties:
                     known = facts[kid]
                     all_known &= known
                     any_known |= known
-                # productive and both nullables need every item; nonempty needs the sequence
-                # productive and some item nonempty
-                yes = all_known & sequence_facts
-                if yes & productive and any_known & nonempty:
-                    yes |= nonempty
-                no = any_known >> _FALSE & sequence_facts
-                if no & productive or all_known & false_nonempty:
-                    no |= nonempty
-                value = yes | no << _FALSE
+                value = _sequence_facts(all_known, any_known)
             elif kind is choice:
                 all_known, any_known = _KNOWN, 0
                 for kid in children[node]:
                     known = facts[kid]
                     all_known &= known
                     any_known |= known
-                value = any_known & _ALL_FACTS | all_known & ~_ALL_FACTS
+                value = _choice_facts(all_known, any_known)
             elif kind is rule_ref:
                 body = target.get(node)
                 if body is None:  # an undefined rule: an unknown terminal

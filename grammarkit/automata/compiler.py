@@ -427,7 +427,13 @@ def _reachable_facts(rules: dict[str, ast.Rule], root: str,
     while stack:
         name = stack.pop()
         references: list[tuple[str, ast.Span | None]] = []
-        facts[name] = _summary(rules[name].body, references, regex)
+
+        def reference(callee: str, span: ast.Span | None,
+                      found: list[tuple[str, ast.Span | None]] = references) -> Formula:
+            found.append((callee, span))
+            return (frozenset((callee,)),)
+
+        facts[name] = _summary(rules[name].body, regex, reference)
         for callee, span in references:
             if callee not in rules:
                 raise GrammarError([error("GK103", f"rule `{callee}` is not defined", span,
@@ -442,9 +448,10 @@ def _reachable_facts(rules: dict[str, ast.Rule], root: str,
 _VISIT, _COMBINE, _ALWAYS = 0, 1, 2
 
 
-def _summary(expr: ast.Expr, references: list[tuple[str, ast.Span | None]],
-             regex: dict[ast.RegexMacro, ast.Expr]) -> Formula:
-    """The nullability formula of ``expr``; its rule references are appended to ``references``."""
+def _summary(expr: ast.Expr, regex: dict[ast.RegexMacro, ast.Expr],
+             reference: Callable[[str, ast.Span | None], Formula]) -> Formula:
+    """The nullability formula of ``expr``, with ``reference(name, span)`` the formula of each
+    rule it references (called for the rules ``TagDispatch`` calls too, their value unused)."""
     results: list[Formula] = []
     stack: list[tuple[Any, int]] = [(expr, _VISIT)]
     while stack:
@@ -457,8 +464,7 @@ def _summary(expr: ast.Expr, references: list[tuple[str, ast.Span | None]],
         elif kind is ast.CharClass or kind is ast.TokenSet:
             results.append(False)
         elif kind is ast.RuleRef:
-            references.append((node.name, node.span))
-            results.append((frozenset((node.name,)),))
+            results.append(reference(node.name, node.span))
         elif kind is ast.Sequence or kind is ast.Choice:
             kids = node.items if kind is ast.Sequence else node.alternatives
             if step == _VISIT:
@@ -478,7 +484,8 @@ def _summary(expr: ast.Expr, references: list[tuple[str, ast.Span | None]],
             stack.append((_expanded(node, regex), _VISIT))
         else:  # TagDispatch, TokenTagDispatch, Substring: their calls follow bytes or tokens
             if isinstance(node, (ast.TagDispatch, ast.TokenTagDispatch)):
-                references.extend((name, node.span) for _, name in node.tags)
+                for _, name in node.tags:
+                    reference(name, node.span)
             results.append(_leaf_derives_empty(node))
     return results[0]
 
@@ -559,39 +566,7 @@ def _nullable_rules(names: list[str], facts: list[Formula], bodies: list[ast.Exp
 def _derives_empty(expr: ast.Expr, nullable: Callable[[str], bool],
                    regex: dict[ast.RegexMacro, ast.Expr]) -> bool:
     """Whether ``expr`` matches the empty string, given which rules are ``nullable``."""
-    results: list[bool] = []
-    stack: list[tuple[Any, int]] = [(expr, _VISIT)]
-    while stack:
-        node, step = stack.pop()
-        kind = type(node)
-        if step == _ALWAYS:
-            results[-1] = True
-        elif kind is ast.Literal:
-            results.append(not node.value)
-        elif kind is ast.CharClass or kind is ast.TokenSet:
-            results.append(False)
-        elif kind is ast.RuleRef:
-            results.append(nullable(node.name))
-        elif kind is ast.Sequence or kind is ast.Choice:
-            kids = node.items if kind is ast.Sequence else node.alternatives
-            if step == _VISIT:
-                stack.append((node, _COMBINE))
-                stack.extend((kid, _VISIT) for kid in kids)
-            elif not kids:
-                results.append(True)
-            else:
-                parts = results[len(results) - len(kids):]
-                del results[len(results) - len(kids):]
-                results.append(all(parts) if kind is ast.Sequence else any(parts))
-        elif kind is ast.Repeat:
-            if node.min == 0 or node.max == 0:
-                stack.append((node, _ALWAYS))
-            stack.append((node.item, _VISIT))
-        elif kind is ast.RegexMacro:
-            stack.append((_expanded(node, regex), _VISIT))
-        else:
-            results.append(_leaf_derives_empty(node))
-    return results[0]
+    return _summary(expr, regex, lambda name, _span: nullable(name)) is True
 
 
 def _leaf_derives_empty(node: ast.Expr) -> bool:
