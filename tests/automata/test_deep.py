@@ -14,6 +14,7 @@ from hypothesis import strategies as st
 from grammarkit.ebnf import ast
 from grammarkit.grammar import Grammar
 from tests.automata.grammars import JSON
+from tests.automata.nested_documents import damaged_document
 
 
 @pytest.fixture(scope="module")
@@ -208,12 +209,6 @@ def test_mixed_nesting_equals_xgrammar(json_grammar: Grammar, levels: list[str],
     from xgrammar.testing import _is_grammar_accept_string
 
     closing = {"[": "]", '{"a": ': "}", "[1, ": "]", '{"k": [': "]}", '[{"b": 2, "c": ': "}]"}
-    innermost = "1" if levels[-1].endswith(" ") else ""  # a value where one is due
-    document = "".join(levels) + innermost + "".join(closing[level] for level in reversed(levels))
-    at = cut % (len(document) + 1)
-    if damage == "drop":
-        document = document[:at] + document[at + 1:]
-    else:
-        document = document[:at] + damage + document[at:]
+    document = damaged_document(levels, closing, cut, damage)
     expected = _is_grammar_accept_string(xgr.Grammar.from_ebnf(JSON), document)
     assert json_grammar.matches(document) == expected

@@ -21,6 +21,7 @@ from grammarkit.diagnostics import GrammarError
 from grammarkit.grammar import Grammar
 from grammarkit.strategies import from_grammar
 from tests.automata.grammars import JSON
+from tests.automata.nested_documents import damaged_document
 
 ATOMS = "ab,()[]"
 
@@ -122,13 +123,7 @@ def test_random_nested_documents_agree_with_the_per_group_engine(
         json_grammar: Grammar, levels: list[str], cut: int, damage: str) -> None:
     closing = {"[": "]", '{"a": ': "}", "[1, ": "]", '{"k": [': "]}", '[{"b": 2, "c": ': "}]",
                '{"x": "s\\u00e9", "y": [': "]}", "[\n  ": "\n]", '{"é😀": ["x", ': "]}"}
-    innermost = "1" if levels[-1].endswith(" ") else ""
-    document = "".join(levels) + innermost + "".join(closing[level] for level in reversed(levels))
-    at = cut % (len(document) + 1)
-    if damage == "drop":
-        document = document[:at] + document[at + 1:]
-    else:
-        document = document[:at] + damage + document[at:]
+    document = damaged_document(levels, closing, cut, damage)
     agree(json_grammar, document.encode())
 
 
