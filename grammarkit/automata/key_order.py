@@ -4,11 +4,13 @@ Grammars converted from a JSON Schema with ``property_order="schema"`` (the defa
 declared properties in the schema's order, so a valid instance with its keys in another order is
 rejected at the first key that comes too late, with a message about characters. On such a
 rejection :func:`key_order_explanation` checks whether the text is JSON and the failure lies in
-an object's key (or the separator before it), and whether the grammar reads past that member once
-it is moved before an earlier member of the same object (nearest first), or past a later member
-moved before it (a required property that comes too late): if so, the rejection is caused by key
-order, and the explanation says so. The check uses the grammar alone, so it works as well for
-an EBNF file written by ``grammarkit convert json-schema``.
+an object's key (or the separator before it), and whether the grammar reads that member's key
+once the member is moved before an earlier member of the same object (nearest first), or the key
+of a later member moved before it (a required property that comes too late): if so, the
+rejection is caused by key order, and the explanation says so. Only the key is read: the
+member's value may hold keys out of order of its own, which the next run explains in turn. The
+check uses the grammar alone, so it works as well for an EBNF file written by
+``grammarkit convert json-schema``.
 """
 
 from __future__ import annotations
@@ -72,7 +74,7 @@ def key_order_explanation(recognizer: Recognizer, data: bytes, explanation: Expl
                           timeout: float | None = 10.0) -> Explanation:
     """``explanation``, or a :class:`KeyOrderExplanation` when the member at the failure point
     belongs before an earlier member of its object (or a later member belongs before it): the
-    grammar reads past the moved member once it is there.
+    grammar reads the moved member's key once it is there.
 
     Never raises for the text: a text that is not JSON, a check that runs out of ``timeout``
     seconds, or one that reaches the automata's memory ceiling leaves ``explanation`` as it is.
@@ -94,7 +96,7 @@ def key_order_explanation(recognizer: Recognizer, data: bytes, explanation: Expl
 def _moved(recognizer: Recognizer, data: bytes, explanation: Explanation,
            members: list[_Member], index: int, deadline: float | None
            ) -> KeyOrderExplanation | None:
-    """The explanation for the first move that lets the grammar read past the moved member."""
+    """The explanation for the first move that lets the grammar read the moved member's key."""
     # states before each member up to the failing one (the text there is a valid prefix)
     states = [_advance(recognizer, recognizer.initial(), data[:members[0].start], deadline)]
     for member, following in pairwise(members[:index + 1]):
@@ -107,8 +109,9 @@ def _moved(recognizer: Recognizer, data: bytes, explanation: Explanation,
         state = states[destination]
         if moved == before or state is None:
             continue
-        text = data[members[source].start:members[source].end]
-        if _advance(recognizer, state, text, deadline) is not None:
+        # the key decides: its value may hold misplaced keys of its own, found on the next run
+        key = data[members[source].start:members[source].key_end]
+        if _advance(recognizer, state, key, deadline) is not None:
             return KeyOrderExplanation(explanation.offset, explanation.line, explanation.column,
                                        explanation.expected, explanation.found, moved, before)
     return None

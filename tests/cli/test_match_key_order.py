@@ -138,3 +138,19 @@ def test_no_time_left_keeps_the_character_level_explanation(schema_order: gk.Gra
     assert plain is not None and not isinstance(plain, KeyOrderExplanation)
     assert key_order_explanation(recognizer, data, plain, 0.0) is plain
     assert isinstance(key_order_explanation(recognizer, data, plain, 10.0), KeyOrderExplanation)
+
+
+def test_a_member_with_its_own_misplaced_keys_still_explains_the_outer_order() -> None:
+    # SchemaStore's pre-commit-config test file: `repos` (declared before
+    # `default_install_hook_types`) comes last, and its hooks have their own keys out of order
+    schema = {"type": "object", "properties": {
+        "ci": {"type": "object", "properties": {"skip": {"type": "array"}}},
+        "repos": {"type": "array", "items": {"type": "object", "properties": {
+            "id": {"type": "string"}, "args": {"type": "array"}, "entry": {"type": "string"}}}},
+        "default_install_hook_types": {"type": "array"}}, "required": ["repos"]}
+    text = ('{\n  "ci": {"skip": []},\n  "default_install_hook_types": ["pre-commit"],\n'
+            '  "repos": [{"id": "x", "entry": "y", "args": []}]\n}\n')
+    explanation = gk.Grammar.from_json_schema(schema).explain(text)
+    assert isinstance(explanation, KeyOrderExplanation)
+    assert (explanation.key, explanation.before, explanation.line) == (
+        "repos", "default_install_hook_types", 3)
