@@ -58,6 +58,7 @@ _PARTS = (
     'use{k} ::= ahead{k} "z"\nahead{k} ::= "x" (= "y")\n',  # GK211
     'hex{k} ::= "\\x41B" [\\x20-\\x7E]\n',  # GK212
     'lazy{k}[lazy] ::= [a-z]{{2,3}}\n',  # GK214
+    'peek{k} ::= Regex("[a-z]+(?=[0-9])[0-9]")\n',  # GK215
     # what fmt rewrites, and comments it keeps
     'messy{k}   ::=((( "a" )) ( "b" ( "c"  "d" )) )|(("e"|"f")|"g") "h"{{0,1}}  # trailing\n',
     '# a comment line before a rule\nquiet{k} ::= "x" | "x"  # grammarkit: ignore[GK207]\n',

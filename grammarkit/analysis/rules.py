@@ -754,6 +754,29 @@ def lazy_rule_xgrammar_cannot_compile(ctx: LintContext) -> Iterator[Diagnostic]:
                 "is not allowed either: spell the alternatives out), or drop `lazy`")
 
 
+# -- GK215 ---------------------------------------------------------------------------------------
+@_rule("GK215", "regex-lookahead-ignored")
+def regex_lookahead_ignored(ctx: LintContext) -> Iterator[Diagnostic]:
+    """A lookahead inside ``Regex("...")``: xgrammar 0.2.8 ignores it, and so does grammarkit."""
+    if ctx.source is not None and "(?" not in ctx.source.text:
+        return
+    from grammarkit.convert.regex import ignored_lookaheads
+
+    graph = ctx.properties.graph
+    for node, kind in enumerate(graph.types):
+        if kind is not ast.RegexMacro:
+            continue
+        macro: ast.RegexMacro = graph.nodes[node]  # type: ignore[assignment]
+        found = ignored_lookaheads(macro.pattern) if "(?" in macro.pattern else []
+        if found:
+            shown = macro.pattern[found[0].start:found[0].end]
+            yield warning(
+                "GK215", f"the lookahead `{shown}` in this Regex is ignored: it matches as if "
+                "the lookahead were not there", macro.span,
+                "xgrammar 0.2.8 ignores lookaheads in Regex(...) too (it logs a warning); "
+                "express the constraint in the grammar, or check the text after generation")
+
+
 def _recursive_rules(rules: dict[str, ast.Rule]) -> set[str]:
     """The rules that can reach themselves through references."""
     names = list(rules)

@@ -123,6 +123,14 @@ def regex_to_ast(pattern: str, flavor: str = "ecma") -> ast.Expr:
     return expr
 
 
+def ignored_lookaheads(pattern: str) -> list[ast.Span]:
+    """Where a ``Regex("...")`` pattern has a lookahead, which xgrammar 0.2.8 (and so the
+    ``xgrammar`` flavor) ignores: each ``(?=...)``/``(?!...)`` as a span of the pattern."""
+    parser = _Parser(pattern, "xgrammar")
+    parser.parse()
+    return parser.ignored
+
+
 def regex_to_grammar(pattern: str, flavor: str = "ecma") -> ast.GrammarAST:
     """A grammar whose rule ``root`` matches exactly what ``pattern`` matches in full.
 
@@ -196,6 +204,8 @@ class _Parser:
         self.halted = False
         self.diagnostics: list[Diagnostic] = []
         self.stack = [_Group(0, 0, at_start=True)]
+        self.ignored: list[ast.Span] = []
+        """The lookaheads parsed and dropped (``xgrammar`` flavor)."""
 
     @property
     def group(self) -> _Group:
@@ -442,6 +452,7 @@ class _Parser:
         self.pos += 1
         span = ast.Span(group.start, self.pos)
         if group.ignored:
+            self.ignored.append(span)
             return
         if group.unsupported is not None:
             self._error("GK130", group.unsupported.message, span, group.unsupported.hint)

@@ -50,6 +50,11 @@ CASES = [
     ("GK211", 'root ::= "a" (= "b")', [(1, 17)], 'root ::= "a"'),
     ("GK212", 'root ::= "\\x41B"', [(1, 11)], 'root ::= "\\x41" "B"'),
     ("GK212", 'root ::= [\\x2Dab]', [(1, 11)], 'root ::= [\\u002Dab]'),
+    # SchemaStore's pre-commit-config.json: a repository URL that is neither `meta` nor `local`
+    ("GK215", 'root ::= Regex("^(?!(?:meta|local)$).*$")', [(1, 10)],
+     'root ::= Regex("^.*$")'),
+    ("GK215", 'root ::= "<" x ">"\nx ::= Regex("[a-z]+") | Regex("a(?=b)b")', [(2, 25)],
+     'root ::= "<" x ">"\nx ::= Regex("[a-z]+") | Regex("(?:ab)")'),
     ("GK214", 'root ::= x "!"\nx[lazy] ::= "k" [0-9]{2,4}', [(2, 17)],
      'root ::= x "!"\nx[lazy] ::= "k" [0-9] [0-9]'),
     ("GK214", 'root ::= x\nx[lazy] ::= TagDispatch(("<a>", y))\ny ::= "y"', [(2, 13)],
@@ -204,3 +209,17 @@ def test_xgrammar_semantics_behind_the_warnings() -> None:
     assert "{1, -1}" in str(grammar('root ::= "a"{4294967297,}'))
     greedy = grammar('root ::= "\\x41B"')
     assert accepts(greedy, "\u041b") and not accepts(greedy, "AB")
+
+
+@pytest.mark.xgrammar
+def test_gk215_lookahead_is_ignored_by_both_engines() -> None:
+    import xgrammar as xgr
+    from xgrammar.testing import _is_grammar_accept_string
+
+    from grammarkit import Grammar
+
+    text = 'root ::= Regex("^(?!(?:meta|local)$).*$")'
+    texts = ["meta", "local", "x", "metax", ""]
+    reference = xgr.Grammar.from_ebnf(text)
+    assert [Grammar.from_ebnf(text).matches(t) for t in texts] == [
+        _is_grammar_accept_string(reference, t) for t in texts] == [True] * 5
