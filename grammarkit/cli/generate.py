@@ -33,7 +33,8 @@ if TYPE_CHECKING:
               help="Local backends: a Hugging Face causal LM (local cache or folder). "
                    "remote: the model name to request.")
 @click.option("--tokenizer", metavar="PATH|MODEL",
-              help="Local backends without --model: this vocabulary with a random model.")
+              help="Local backends without --model: this vocabulary (a file, an installed name "
+                   "such as qwen3.6, or a cached model) with a random model.")
 @click.option("--url", help="remote: the server (default $GRAMMARKIT_URL or the local one).")
 @click.option("--max-tokens", type=int, default=64, show_default=True)
 @click.option("--min-tokens", type=int, default=0, show_default=True)

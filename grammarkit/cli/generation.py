@@ -129,15 +129,19 @@ def _is_file(path: str) -> bool:
 
 
 def load_vocabulary(spec: str) -> Vocabulary:
-    """A tokenizer file (tokenizer.json, *.tiktoken, or a directory), or a model name in the
-    local Hugging Face cache."""
+    """A tokenizer file (tokenizer.json, *.tiktoken, or a directory), an installed tokenizer's
+    name (``grammarkit check --list-tokenizers``), or a model name in the local Hugging Face
+    cache."""
     import os
 
+    from grammarkit.check.tokenizers import NAMED_TOKENIZERS, load_tokenizer
     from grammarkit.vocab import Vocabulary, VocabularyError
 
     try:
         if os.path.exists(spec):
             return Vocabulary.from_file(spec)
+        if any(named.name == spec.lower() for named in NAMED_TOKENIZERS):
+            return load_tokenizer(spec).vocab
         return Vocabulary.from_pretrained(spec)
     except (VocabularyError, ImportError) as exc:
         raise InputError(f"cannot load the tokenizer {spec}: {exc}") from None

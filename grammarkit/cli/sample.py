@@ -40,8 +40,9 @@ PROGRESS_FROM = 20
 @click.option("--coverage", "show_coverage", is_flag=True,
               help="Also print which rules and alternatives the samples used.")
 @click.option("--tokenizer", metavar="PATH|MODEL",
-              help="Sample tokens of this vocabulary (tokenizer.json, *.tiktoken, or a cached "
-                   "model) with a random model, through the decoder.")
+              help="Sample tokens of this vocabulary (tokenizer.json, *.tiktoken, an installed "
+                   "name such as qwen3.6 or llama3, or a cached model) with a random model, "
+                   "through the decoder.")
 @click.option("--backend", type=click.Choice(["native", "xgrammar"]), default="native",
               show_default=True, help="Decoder for --tokenizer samples.")
 @click.option("--max-tokens", type=click.IntRange(min=1), default=64, show_default=True,

@@ -196,3 +196,17 @@ def test_generate_with_a_model_folder(tmp_path: Path, tokenizer_json: str) -> No
     missing = run(["generate", "--regex", "a", "--prompt", "x", "--model",
                    str(tmp_path / "absent")])
     assert missing.exit_code == 2 and "GK353" in missing.stderr
+
+
+def test_sample_takes_an_installed_tokenizer_by_name(tmp_path: Path) -> None:
+    # `check --list-tokenizers` lists llama3 as installed; `sample --tokenizer llama3` looked
+    # for it in the Hugging Face cache instead (llama.cpp's chess grammar, a new user's first try)
+    path = tmp_path / "chess.ebnf"
+    path.write_text('root ::= "1. " move " " move\nmove ::= [a-h] [1-8] | "O-O"\n')
+    result = run(["sample", str(path), "--tokenizer", "llama3", "-n", "2", "--format", "json",
+                  "--max-tokens", "20"])
+    assert result.exit_code == 0, result.output
+    samples = json.loads(result.stdout)["samples"]
+    grammar = Grammar.from_ebnf(path.read_text())
+    assert len(samples) == 2
+    assert all(grammar.matches(s["text"]) for s in samples if s["finish_reason"] == "stop")
