@@ -7,11 +7,10 @@ rejection :func:`key_order_explanation` checks whether the text is JSON and the 
 an object's key (or the separator before it), and whether the grammar reads that member's key
 once the member is moved before an earlier member of the same object (nearest first), or the key
 of a later member moved before it (a required property that comes too late; the key that
-failed must then be read after it): if so, the
-rejection is caused by key order, and the explanation says so. Only the key is read: the
-member's value may hold keys out of order of its own, which the next run explains in turn. The
-check uses the grammar alone, so it works as well for an EBNF file written by
-``grammarkit convert json-schema``.
+failed must then be read after it): if so, the rejection is caused by key order, and the
+explanation says so. Only the key is read: the member's value may hold keys out of order of its
+own, which the next run explains in turn. The check uses the grammar alone, so it works as well
+for an EBNF file written by ``grammarkit convert json-schema``.
 """
 
 from __future__ import annotations
