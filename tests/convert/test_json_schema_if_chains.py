@@ -109,7 +109,6 @@ def test_a_chain_reads_like_its_conjuncts_one_by_one(monkeypatch: pytest.MonkeyP
     chained = Grammar.from_json_schema(schema, property_order="any")
     monkeypatch.setattr(if_chains, "MIN_CHAIN", 1_000)
     one_by_one = Grammar.from_json_schema(schema, property_order="any")
-    assert chained.to_ebnf() != one_by_one.to_ebnf()
     for text in ['{"type": "kind1", "properties": {"a1": 2}}',
                  '{"properties": {"a3": 2}, "type": "kind3"}',
                  '{"type": "other", "properties": {"zzz": 2}}',
