@@ -115,6 +115,9 @@ class RuleAutomata:
                           if self._lazy else set())
         self.budgeted = {self.rule_ids[name]: n for name, n in budgeted_rule_names(rules).items()}
         """``{rule: N}`` for the rules with ``max_chars=N``."""
+        self._kept_calls = set(self.budgeted) | {
+            i for i, rule in enumerate(rules) if _has_token_budget(rule)}
+        """Rules never inlined: budgeted ones (the decoder knows ``max_tokens`` items by rule)."""
         for i in sorted(self._lazy):
             if self.budgeted:
                 self._check_no_budget_inside_lazy(i)
@@ -277,7 +280,7 @@ class RuleAutomata:
                 if nfa.call_edges[p]:
                     kept = []
                     for callee, q in nfa.call_edges[p]:
-                        if (callee == rule or callee in self.budgeted
+                        if (callee == rule or callee in self._kept_calls
                                 or self._base(callee).num_states > limit
                                 or (callee not in self._busy  # busy: inlined as it stands
                                     and not self._advance(callee, limit, depth - 1))):
@@ -307,6 +310,10 @@ class RuleAutomata:
 
 def _is_lazy(rule: ast.Rule) -> bool:
     return any(a.key == "lazy" for a in rule.attributes)
+
+
+def _has_token_budget(rule: ast.Rule) -> bool:
+    return any(a.key == "max_tokens" for a in rule.attributes)
 
 
 def _too_large(rule: ast.Rule) -> GrammarError:
