@@ -196,11 +196,11 @@ class TokenMatcher:
         step = self._history[-1]
         if step.terminated:
             return False
-        live = self._live(step)
-        state = self._engine.core.advance(live, data)
+        # a string is not held to `max_tokens` budgets, as in xgrammar (it still counts)
+        state = self._engine.core.advance(step.state, data)
         if state is None:
             return False
-        self._push(_Step(state, data=data if live is step.state else None))
+        self._push(_Step(state, data=data))
         return True
 
     def _push(self, step: _Step) -> None:

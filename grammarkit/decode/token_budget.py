@@ -50,11 +50,13 @@ def token_budgets(rules: tuple[ast.Rule, ...] | list[ast.Rule]) -> dict[str, int
 
 @dataclass(frozen=True)
 class _FrameInfo:
-    """What the budget needs of one frame: alive-until per rule started there, and the lowest
-    alive-until there or in any frame below (nothing of the frame expires before it)."""
+    """What the budget needs of one frame: alive-until per rule started there, the lowest
+    alive-until there or in any frame below (nothing of the frame expires before it), and the
+    token during which it was made (``-1``: before the first)."""
 
     alive: dict[int, int]
     lowest: int
+    token: int
 
 
 class TokenBudget:
@@ -175,7 +177,7 @@ class TokenBudget:
                     offer(callee, caller)
         if alive:
             lowest = min(lowest, min(alive.values()))
-        return _FrameInfo(alive, lowest)
+        return _FrameInfo(alive, lowest, token)
 
     # -- enforcement -----------------------------------------------------------------------------
     def live(self, state: ParseState, allows_any: Callable[[ParseState], bool],
@@ -211,9 +213,9 @@ class TokenBudget:
             groups = []
             changed = False
             for frame, config in state.groups:
-                kept = self._kept(frame, config, now)
+                kept = self._kept(frame, config, now, False)
                 if kept is not None and self._empty and now:
-                    kept = self._without_empty_calls(kept)
+                    kept = self._without_empty_calls(kept, self._frames[frame].token == -1)
                 if kept is None:
                     changed = True
                     continue
@@ -224,30 +226,42 @@ class TokenBudget:
         self._pruned = (state, now, result)
         return result
 
-    def _kept(self, frame: Frame, config: int, now: int) -> int | None:
+    def _kept(self, frame: Frame, config: int, now: int, unlimited_calls: bool) -> int | None:
         """``config`` (items started at ``frame``) without its expired items; ``None`` if
-        none is left."""
+        none is left.
+
+        With ``unlimited_calls`` (``config`` waits for rules predicted before the first token),
+        items calling a ``max_tokens=0`` rule are kept: such a rule has no deadline (xgrammar's
+        ``-1``), so it may complete into an expired caller (whose continuation then expires).
+        """
         info = self._frames[frame]
         if info.lowest >= now:
             return config
-        alive, rule_of = info.alive, self._compiled.state_rule
+        alive, rule_of, calls = info.alive, self._compiled.state_rule, self._compiled.call_edges
+        empty = self._empty if unlimited_calls else frozenset()
         states = self._core.states(config)
-        kept = [s for s in states if alive.get(rule_of[s], UNLIMITED) >= now]
+        kept = [s for s in states if alive.get(rule_of[s], UNLIMITED) >= now
+                or empty and any(r in empty for r, _ in calls[s])]
         if len(kept) == len(states):
             return config
         return self._core.config(kept) if kept else None
 
-    def _without_empty_calls(self, config: int) -> int | None:
-        """``config`` without the items that only call ``max_tokens=0`` rules here.
+    def _without_empty_calls(self, config: int, first: bool) -> int | None:
+        """``config`` without the items that only call ``max_tokens=0`` rules here, and, in a
+        frame made before the first token (``first``), without finished items.
 
-        Such rules were predicted at this position while the last token was accepted, so
-        they have expired; the mask engine would predict them again from their callers.
+        Rules called here were predicted while the last token was accepted, so with
+        ``max_tokens=0`` they have expired; the mask engine would predict them again from
+        their callers. A finished item has completed into its callers already; in a first
+        frame, the callers of a ``max_tokens=0`` rule are kept even if expired (see
+        :meth:`_kept`), and the mask engine would complete into them again.
         """
         g = self._compiled
         states = self._core.states(config)
-        kept = [s for s in states if not (g.call_edges[s] and not g.byte_edges[s]
-                                          and not g.token_edges[s]
-                                          and all(r in self._empty for r, _ in g.call_edges[s]))]
+        kept = [s for s in states
+                if g.byte_edges[s] or g.token_edges[s]
+                or g.call_edges[s] and not all(r in self._empty for r, _ in g.call_edges[s])
+                or not g.call_edges[s] and not first]
         if len(kept) == len(states):
             return config
         return self._core.config(kept) if kept else None
@@ -261,11 +275,12 @@ class TokenBudget:
         if found is not None:
             return found
         parents = []
+        first = info.token == -1
         for parent, config in frame.parents:
-            kept = self._kept(parent, config, now)
+            kept = self._kept(parent, config, now, first)
             if kept is not None:
                 parents.append((self._frame(parent, now, rebuilt), kept))
-        own = self._kept(frame, frame.own, now)
+        own = self._kept(frame, frame.own, now, first)
         new = Frame(frame.position, tuple(parents),
                     self._core.empty_config if own is None else own)
         rebuilt[frame] = new
