@@ -188,6 +188,26 @@ def test_grammars_without_budgets_have_no_budget_bookkeeping(vocab: Vocabulary) 
     assert matcher._budget is None
 
 
+def test_one_rule_twice_in_a_row_is_a_known_difference(vocab: Vocabulary,
+                                                       compiler: object) -> None:
+    """``v v`` where the first ``v`` may go on: after ``c``, ``bc`` both occurrences' budgets
+    are spent (the first one's after ``c``), so grammarkit allows only ``>``. xgrammar 0.2.8
+    keeps the first occurrence's expired derivations when the same rule follows it (with
+    two rules ``v w`` it drops them, as ``docs/decoder.md`` says)."""
+    pair = _Pair('root ::= v v ">"\nv[max_tokens=1] ::= [a-c]+', vocab, compiler)
+    for token in ["c", "bc"]:
+        assert _ours(pair.ours) == _theirs(pair.theirs)
+        assert pair.accept(token)
+    assert _ours(pair.ours) == [">"]
+    assert _theirs(pair.theirs) == ["a", "b", "ab", "c", ">", "a>", "abc", "bc", "c>", "ca"]
+    pair = _Pair('root ::= v w ">"\nv[max_tokens=1] ::= [a-c]+\nw[max_tokens=1] ::= [a-c]+',
+                 vocab, compiler)
+    for token in ["c", "bc"]:
+        pair.mask()
+        assert pair.accept(token)
+    assert pair.mask() == [">"]
+
+
 # -- random grammars, random walks ---------------------------------------------------------
 ATOMS = ['"a"', '"b"', '"ab"', "[a-c]", "x", '""', '"\u00e9"']
 """Pieces of a budgeted body: ``x ::= "c" [ab]?`` is a sub-rule."""
@@ -201,6 +221,9 @@ CONTEXTS = [
     'root ::= u "!"\nu[max_tokens={outer}] ::= "(" v ")" [a-c]*',
     'root ::= u "!"\nu[max_tokens={outer}] ::= (v ",")* v',
     "root ::= v",
+    'root ::= v w ">"\nw[max_tokens={outer}] ::= [a-c]+',
+    'root ::= v ">" | w "!"\nw ::= v ","',
+    'root ::= v ">" | "a" v "!"',
 ]
 """Contexts of ``v``, the budgeted rule (``u`` holds it in a budget of its own)."""
 
