@@ -281,6 +281,11 @@ class TokenBudget:
             if kept is not None:
                 parents.append((self._frame(parent, now, rebuilt), kept))
         own = self._kept(frame, frame.own, now, first)
+        if own == frame.own and len(parents) == len(frame.parents) and all(
+                new_parent is parent and kept == config for (new_parent, kept), (parent, config)
+                in zip(parents, frame.parents, strict=True)):
+            rebuilt[frame] = frame  # nothing spent here or below (spent ones are gone)
+            return frame
         new = Frame(frame.position, tuple(parents),
                     self._core.empty_config if own is None else own)
         rebuilt[frame] = new
