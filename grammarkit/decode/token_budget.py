@@ -28,6 +28,7 @@ never inlines them), so their items are known by their rule.
 
 from __future__ import annotations
 
+import weakref
 from collections.abc import Callable
 from dataclasses import dataclass
 
@@ -36,6 +37,9 @@ from grammarkit.ebnf import ast
 
 UNLIMITED = 1 << 62
 """Alive-until of derivations no budget applies to."""
+
+_BUDGETS: weakref.WeakKeyDictionary[EarleyCore, dict[int, int]] = weakref.WeakKeyDictionary()
+"""``{rule number: N}`` per compiled grammar (its matchers share it; most are empty)."""
 
 
 def token_budgets(rules: tuple[ast.Rule, ...] | list[ast.Rule]) -> dict[str, int]:
@@ -86,12 +90,16 @@ class TokenBudget:
     @classmethod
     def of(cls, core: EarleyCore, rules: tuple[ast.Rule, ...] | list[ast.Rule]
            ) -> TokenBudget | None:
-        """The budget of a grammar, or ``None`` if no reachable rule has ``max_tokens``."""
-        by_name = token_budgets(rules)
-        if not by_name:
-            return None
-        names = core.compiled.rule_names
-        budgets = {i: by_name[name] for i, name in enumerate(names) if name in by_name}
+        """The budget of a grammar, or ``None`` if no reachable rule has ``max_tokens``.
+
+        ``rules`` are the grammar's (read once per ``core``: its matchers share the result).
+        """
+        budgets = _BUDGETS.get(core)
+        if budgets is None:
+            by_name = token_budgets(rules)
+            names = core.compiled.rule_names
+            budgets = {i: by_name[name] for i, name in enumerate(names) if name in by_name}
+            _BUDGETS[core] = budgets
         return cls(core, budgets) if budgets else None
 
     # -- history ---------------------------------------------------------------------------------
