@@ -178,8 +178,8 @@ class DeadlineScan:
                 s for s in tables.configs[config]
                 if not (g.byte_edges[s] or g.token_edges[s])
                 or deadlines.get(g.state_rule[s], NO_DEADLINE) > chars)
-            if states:
-                kept[frame] = tables.closed_config(states)
+            if states:  # not closed again: that would bring dropped states back
+                kept[frame] = tables._intern(states)
         return kept
 
     # -- whole inputs ----------------------------------------------------------------------------

@@ -166,7 +166,10 @@ def test_ambiguous_recursive_and_nested_budgets_are_xgrammars(
         assert not grammar.matches(text), text
 
 
-SEQUENCES = ['"a"', '"b"', '"ab"', '"\u00e9"', "[ab]", "[a\u00e9]", "[ab]*", "v", "w", "u", '""']
+FIRSTS = ['"a"', '"b"', '"ab"', '"\u00e9"', "[ab]", "[a\u00e9]", "[ab]*", '""']
+"""How the rules' alternatives start (see ``test_where_xgrammar_shares_rules_differently``)."""
+
+SEQUENCES = [*FIRSTS, "v", "w", "u"]
 """Pieces of the rules' alternatives: references make budgets recursive and nested."""
 
 AMBIGUOUS_ROOTS = ['v ">"', 'v v ">"', 'v "," v ">" | w ">"', 'v ">" | w ">"',
@@ -180,9 +183,9 @@ def _ambiguous_grammars(draw: st.DrawFn) -> str:
     for name in "vwu":
         budget = draw(st.one_of(st.none(), st.integers(0, 4)))
         attribute = "" if budget is None else f"[max_chars={budget}]"
-        alternatives = draw(st.lists(st.lists(st.sampled_from(SEQUENCES), min_size=1,
-                                              max_size=3), min_size=1, max_size=3))
-        body = " | ".join(" ".join(parts) for parts in alternatives)
+        alternatives = draw(st.lists(st.tuples(st.sampled_from(FIRSTS), st.lists(
+            st.sampled_from(SEQUENCES), max_size=2)), min_size=1, max_size=3))
+        body = " | ".join(" ".join([first, *rest]) for first, rest in alternatives)
         lines.append(f"{name}{attribute} ::= {body}")
     return "\n".join(lines)
 
@@ -214,6 +217,10 @@ def test_random_ambiguous_budgets_get_xgrammars_verdicts(ebnf: str,
     # second v both start after `ba` is one, kept by the second v's later deadline, and its end
     # completes the first v again past its budget; grammarkit's repetition is inside v
     ('root ::= v v\nv[max_chars=2] ::= [ab]+ "a"', "baababa", True, False),
+    # xgrammar inlines a rule without references that starts an alternative (`u` into w's
+    # `u v "ab"`): that u is w's own text there, not an occurrence other callers share
+    (('root ::= v w u ">"\nv[max_chars=0] ::= [ab] | w\nw[max_chars=2] ::= u v "ab" | v u\n'
+      'u ::= "" "\u00e9"'), "b\u00e9aab\u00e9\u00e9>", True, False),
 ])
 def test_where_xgrammar_shares_rules_differently(ebnf: str, text: str, theirs: bool,
                                                   ours: bool) -> None:
