@@ -137,11 +137,15 @@ class CompiledGrammar:
     char_budgets
         ``{rule: N}`` for rules with ``max_chars=N`` (flattened NFAs; see
         :mod:`grammarkit.automata.char_budget`).
+    char_deadlines
+        ``{rule: N}`` for rules with ``max_chars=N`` compiled as ordinary rules, whose budgets
+        the recognizer enforces (:mod:`grammarkit.automata.char_deadlines`).
     """
 
     def __init__(self, rule_names: Sequence[str], root: int, rules: RuleSource,
                  nullable: frozenset[int], spans: Sequence[Span | None],
-                 char_budgets: dict[int, int] | None = None):
+                 char_budgets: dict[int, int] | None = None,
+                 char_deadlines: dict[int, int] | None = None):
         self.rule_names = tuple(rule_names)
         self.root = root
         self.nullable = nullable
@@ -151,6 +155,7 @@ class CompiledGrammar:
         self._builders: list[SubsetBuilder | IntervalSubsets | CharBudgetSubsets | None] = (
             [None] * len(self._rules))
         self._char_budgets = char_budgets or {}
+        self.char_deadlines = char_deadlines or {}
         self._index: dict[tuple[int, Content], int] = {}
         self._content: list[Content | None] = []
         self._bytes: list[ByteEdges | None] = []

@@ -65,8 +65,13 @@ INLINE_DEPTH = 8
 """How deep inlining looks into the callees of a callee (bounds the work of one request)."""
 
 
-def compile_grammar(grammar: ast.GrammarAST, root: str = "root") -> CompiledGrammar:
+def compile_grammar(grammar: ast.GrammarAST, root: str = "root",
+                    char_deadlines: bool = False) -> CompiledGrammar:
     """Prepare the rules reachable from ``root``; each is compiled when first reached.
+
+    With ``char_deadlines``, budgeted rules are compiled as ordinary rules (never inlined into
+    their callers) and their budgets are left to the recognizer
+    (:mod:`grammarkit.automata.char_deadlines`) instead of being built into their automata.
 
     Raises
     ------
@@ -77,10 +82,10 @@ def compile_grammar(grammar: ast.GrammarAST, root: str = "root") -> CompiledGram
         A rule beyond the memory ceiling raises ``GK121`` when it is first reached.
     """
     with paused_gc():  # many small lists, no cycles: collections only slow it down
-        return _compile(grammar, root)
+        return _compile(grammar, root, char_deadlines)
 
 
-def _compile(grammar: ast.GrammarAST, root: str) -> CompiledGrammar:
+def _compile(grammar: ast.GrammarAST, root: str, char_deadlines: bool) -> CompiledGrammar:
     rules = grammar.rule_map()
     if root not in rules:
         raise GrammarError([error("GK105", f"the root rule `{root}` is not defined", None,
@@ -88,10 +93,14 @@ def _compile(grammar: ast.GrammarAST, root: str) -> CompiledGrammar:
     regex: dict[ast.RegexMacro, ast.Expr] = {}
     names, facts = _reachable_facts(rules, root, regex)
     nodes = [rules[name] for name in names]
-    automata = RuleAutomata(nodes, regex)
+    automata = RuleAutomata(nodes, regex, flatten_budgeted=not char_deadlines)
     nullable = _nullable_rules(names, facts, [rule.body for rule in nodes], regex)
-    return CompiledGrammar(names, automata.rule_ids[root], automata, nullable,
-                           [rule.name_span or rule.span for rule in nodes], automata.budgeted)
+    spans = [rule.name_span or rule.span for rule in nodes]
+    if char_deadlines:
+        return CompiledGrammar(names, automata.rule_ids[root], automata, nullable, spans,
+                               char_deadlines=automata.budgeted)
+    return CompiledGrammar(names, automata.rule_ids[root], automata, nullable, spans,
+                           automata.budgeted)
 
 
 class RuleAutomata:
@@ -101,7 +110,8 @@ class RuleAutomata:
     is the number of rules. Lazy rules are flattened when this object is made.
     """
 
-    def __init__(self, rules: list[ast.Rule], regex: dict[ast.RegexMacro, ast.Expr]):
+    def __init__(self, rules: list[ast.Rule], regex: dict[ast.RegexMacro, ast.Expr],
+                 flatten_budgeted: bool = True):
         self.rules = rules
         self.rule_ids = {rule.name: i for i, rule in enumerate(rules)}
         self.budget = Budget(MAX_STATES)
@@ -111,6 +121,7 @@ class RuleAutomata:
         self._own = [-1] * len(rules)  # how many states the rule had before inlining
         self._done = [False] * len(rules)
         self._busy: set[int] = set()
+        self._inlines = flatten_budgeted  # with deadlines, every rule keeps its own items
         self._lazy = {i for i, rule in enumerate(rules) if _is_lazy(rule)}
         self._lazy_source: dict[int, NFA] = {}
         self._unrolled = (set(_reachable_ids(rules, self.rule_ids, sorted(self._lazy)))
@@ -124,7 +135,7 @@ class RuleAutomata:
             if self.budgeted:
                 self._check_no_budget_inside_lazy(i)
             self._base(i)
-        for i in self.budgeted:
+        for i in self.budgeted if flatten_budgeted else ():
             nfa = self._nfas[i] = self._flattened_budgeted(i)
             self._own[i] = nfa.num_states
 
@@ -282,7 +293,7 @@ class RuleAutomata:
                 if nfa.call_edges[p]:
                     kept = []
                     for callee, q in nfa.call_edges[p]:
-                        if (callee == rule or callee in self._kept_calls
+                        if (callee == rule or callee in self._kept_calls or not self._inlines
                                 or self._base(callee).num_states > limit
                                 or (callee not in self._busy  # busy: inlined as it stands
                                     and not self._advance(callee, limit, depth - 1))):
@@ -305,7 +316,8 @@ class RuleAutomata:
             raise _too_large(self.rules[rule]) from None
         finally:
             self._busy.discard(rule)
-        _eliminate_tail_calls(nfa, rule)
+        if self._inlines:
+            _eliminate_tail_calls(nfa, rule)
         self._done[rule] = True
         return True
 
