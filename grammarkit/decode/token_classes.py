@@ -2,10 +2,11 @@
 
 An Earley state is a few *groups*, each a configuration (a set of rule-automaton states sharing
 one origin frame). For a group, every ordinary token falls in one of three classes, computed once
-per *context* (the group's configuration, the configuration its frame predicted and the bytes
-that can follow each rule predicted there) by walking all tokens through the group parsed on its
-own (with the rules it calls and its frame's callers of them, but nothing below
-the frame; see
+per *context* (the group's configuration, the states of its frame's prediction it can complete
+into, and the bytes that can follow each rule that can complete at the frame: the rest of the
+prediction never acts on the group, so a group met under different predictions shares one
+context) by walking all tokens through the group parsed on its own (with the rules it calls
+and its frame's callers of them, but nothing below the frame; see
 :class:`~grammarkit.decode.state_automaton.StateAutomaton`), like xgrammar's adaptive token mask
 cache:
 
@@ -69,7 +70,9 @@ VISIT_DISCOUNT = 0.98
 """Weight of a visit one more token away (about 50 tokens ahead count)."""
 
 Context = tuple[int, int, Follow]
-"""A group's configuration, the one its frame predicted, and what can follow its rules."""
+"""A group's configuration, the states of its frame's prediction it can complete into
+(:meth:`EarleyCore.completion_callers`), and what can follow the rules that can complete at the
+frame."""
 
 
 class TokenClassifier:
