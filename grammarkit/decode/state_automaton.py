@@ -261,9 +261,10 @@ class StateAutomaton:
             accepted.append(ranks[inside])
             arrived.append(np.full(int(inside.sum()), start, dtype=np.int64))
             ranks = ranks[~inside]
-        lengths = self._index.lengths[ranks].astype(np.int16)
-        by_length = np.argsort(lengths, kind="stable")  # a radix sort: the tokens that end
-        ranks, lengths = ranks[by_length], lengths[by_length]  # at each column come first
+        lengths = self._index.lengths[ranks].astype(
+            np.int16 if columns.shape[0] < 1 << 15 else np.int32)
+        by_length = np.argsort(lengths, kind="stable")  # a radix sort (16 bits): the tokens
+        ranks, lengths = ranks[by_length], lengths[by_length]  # ending at a column come first
         current = np.full(len(ranks), start, dtype=np.int64)
         passed = np.zeros(len(ranks), dtype=np.bool_)
         for k in range(columns.shape[0] + 1):
