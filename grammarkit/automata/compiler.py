@@ -17,7 +17,9 @@ other rule is compiled the first time the recognizer or the decoder asks for it
    whole text of the rule; they are never inlined into their callers.
 3. **Inline** small rules into their callers (as xgrammar does), a callee's own calls first, to
    a bounded depth: chains of small rules collapse, and asking for one rule of a 250,000-rule
-   chain compiles a handful; calls to larger or recursive rules stay call edges.
+   chain compiles a handful; calls to larger or recursive rules stay call edges, and so do
+   calls to rules with ``max_tokens`` (the decoder knows their items by their rule, see
+   :mod:`grammarkit.decode.token_budget`).
 4. **Eliminate tail self-calls**: ``x ::= "a" x | "b"`` becomes a loop, so right-recursive lists
    and string bodies are plain automaton loops instead of ever-deeper calls.
 
@@ -115,6 +117,9 @@ class RuleAutomata:
                           if self._lazy else set())
         self.budgeted = {self.rule_ids[name]: n for name, n in budgeted_rule_names(rules).items()}
         """``{rule: N}`` for the rules with ``max_chars=N``."""
+        self._kept_calls = set(self.budgeted) | {
+            i for i, rule in enumerate(rules) if _has_token_budget(rule)}
+        """Rules never inlined: those with ``max_chars`` or ``max_tokens``."""
         for i in sorted(self._lazy):
             if self.budgeted:
                 self._check_no_budget_inside_lazy(i)
@@ -277,7 +282,7 @@ class RuleAutomata:
                 if nfa.call_edges[p]:
                     kept = []
                     for callee, q in nfa.call_edges[p]:
-                        if (callee == rule or callee in self.budgeted
+                        if (callee == rule or callee in self._kept_calls
                                 or self._base(callee).num_states > limit
                                 or (callee not in self._busy  # busy: inlined as it stands
                                     and not self._advance(callee, limit, depth - 1))):
@@ -307,6 +312,10 @@ class RuleAutomata:
 
 def _is_lazy(rule: ast.Rule) -> bool:
     return any(a.key == "lazy" for a in rule.attributes)
+
+
+def _has_token_budget(rule: ast.Rule) -> bool:
+    return any(a.key == "max_tokens" for a in rule.attributes)
 
 
 def _too_large(rule: ast.Rule) -> GrammarError:
