@@ -38,12 +38,17 @@ from dataclasses import dataclass, field, replace
 from grammarkit.codepoints import MAX_CODEPOINT, Ranges, complement, merge
 from grammarkit.diagnostics import MAX_DIAGNOSTICS, Diagnostic, GrammarError, Severity, error
 from grammarkit.ebnf import ast
-from grammarkit.ebnf.lexer import MAX_INTEGER
-from grammarkit.ebnf.parser import MAX_NESTING
 from grammarkit.source import SourceText
 
 FLAVORS = ("ecma", "python", "xgrammar")
 """The regular-expression syntaxes understood."""
+
+MAX_NESTING = 1000
+"""Groups nested deeper than this are an error, as in the EBNF parser (its ``MAX_NESTING``;
+not imported from it, so converting a JSON Schema never loads the EBNF parser)."""
+
+MAX_INTEGER = 10**15
+"""The largest repetition count, as in the EBNF lexer (its ``MAX_INTEGER``)."""
 
 
 """Inclusive code-point ranges."""

@@ -672,3 +672,22 @@ def test_arbitrary_text_converts_or_raises_a_located_grammar_error(pattern: str,
             assert diagnostic.span is not None
             assert 0 <= diagnostic.span.start <= diagnostic.span.end <= len(pattern)
             assert diagnostic.hint
+
+
+def test_the_limits_are_the_ebnf_readers_own() -> None:
+    from grammarkit.convert import regex
+    from grammarkit.ebnf import lexer, parser
+
+    assert (regex.MAX_NESTING, regex.MAX_INTEGER) == (parser.MAX_NESTING, lexer.MAX_INTEGER)
+
+
+def test_converting_a_json_schema_does_not_load_the_ebnf_parser() -> None:
+    import subprocess
+    import sys
+
+    code = ("import sys, grammarkit as gk; "
+            "gk.Grammar.from_json_schema({'type': 'string', 'pattern': '^(a|b)+$'}).to_ebnf(); "
+            "print('grammarkit.ebnf.parser' in sys.modules)")
+    found = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                           check=True)
+    assert found.stdout.strip() == "False"

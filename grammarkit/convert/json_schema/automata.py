@@ -321,6 +321,23 @@ def determinize(nfa: NFA) -> DFA:
     """The subset construction."""
     builder = StateBuilder()
     builder.state(nfa.closure([nfa.start]))
+    # Each state's ε-closure once (unanchored patterns put the same loop states in every
+    # subset), and each target set's closure once.
+    closures: dict[int, frozenset[int]] = {}
+    closed: dict[frozenset[int], frozenset[int]] = {}
+
+    def closure(targets: frozenset[int]) -> frozenset[int]:
+        found = closed.get(targets)
+        if found is None:
+            parts = []
+            for state in targets:
+                part = closures.get(state)
+                if part is None:
+                    part = closures[state] = nfa.closure((state,))
+                parts.append(part)
+            found = closed[targets] = frozenset().union(*parts)
+        return found
+
     while builder.pending:
         subset = builder.pending.pop()
         assert isinstance(subset, frozenset)
@@ -329,7 +346,7 @@ def determinize(nfa: NFA) -> DFA:
             builder.accepting.add(source)
         moves = [edge for state in subset for edge in nfa.edges[state]]
         for ranges, targets in _partition(moves):
-            builder.edges[source].append((ranges, builder.state(nfa.closure(targets))))
+            builder.edges[source].append((ranges, builder.state(closure(targets))))
     return minimize(builder.finish())
 
 

@@ -70,6 +70,7 @@ class Emitter:
         self._memo: dict[Hashable, Any] = {}
         self._queue: deque[tuple[str, Child, int]] = deque()
         self._named: dict[tuple[Child, int], str] = {}
+        self._by_node: dict[tuple[Node, int], str] = {}
         self._inlined: dict[Child, ast.Expr | None] = {}
         self._chars: dict[tuple[Ranges, bool], ast.Expr] = {}
         self._uses_whitespace = False
@@ -79,6 +80,7 @@ class Emitter:
     def emit(self, root: Child) -> ast.GrammarAST:
         """The grammar whose rule ``root`` matches the values ``root`` allows."""
         self._named[(root, 0)] = "root"
+        self._by_node[(self.reader.resolve(root), 0)] = "root"
         self._queue.append(("root", root, 0))
         while self._queue:
             name, child, depth = self._queue.popleft()
@@ -135,9 +137,14 @@ class Emitter:
         depth = self.depth_key(depth)
         name = self._named.get((child, depth))
         if name is None:
-            name = self.fresh_name(self._base_name(child, hint))
+            # Children that differ only in how they were reached (a `$ref` beside an `allOf`
+            # of the same schema, the same branch under several `if`s) share one rule.
+            name = self._by_node.get((node, depth))
+            if name is None:
+                name = self._by_node[(node, depth)] = self.fresh_name(
+                    self._base_name(child, hint))
+                self._queue.append((name, child, depth))
             self._named[(child, depth)] = name
-            self._queue.append((name, child, depth))
         return ast.RuleRef(name)
 
     def _scalar(self, child: Child, node: Node, hint: str) -> ast.Expr | None:
@@ -193,6 +200,15 @@ class Emitter:
         if found is None:
             found = self._helpers[body] = self.add_rule(self.fresh_name(base), body)
         return found
+
+    def shared_body(self, base: str, body: ast.Expr) -> tuple[ast.RuleRef, bool]:
+        """The rule (named from ``base``) with ``body``, shared with any identical helper, and
+        whether it is new: the caller then adds it with :meth:`add_rule`."""
+        found = self._helpers.get(body)
+        if found is not None:
+            return found, False
+        found = self._helpers[body] = ast.RuleRef(self.fresh_name(base))
+        return found, True
 
     def memo(self, key: Hashable, build: Callable[[], T]) -> T:
         """``build()``, computed once per ``key`` in this grammar (its rules are then shared:

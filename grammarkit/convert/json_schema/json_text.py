@@ -77,8 +77,10 @@ def spell_char(char: str) -> ast.Expr:
     return spell_ranges(((point, point),))
 
 
+@lru_cache(maxsize=4096)
 def spell_text(text: str) -> ast.Expr:
-    """Every JSON-string spelling of ``text`` (without the quotes)."""
+    """Every JSON-string spelling of ``text`` (without the quotes); memoized, as objects split
+    by ``if`` or ``oneOf`` spell the same property names again."""
     return sequence([spell_char(char) for char in text])
 
 

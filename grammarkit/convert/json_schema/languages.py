@@ -41,20 +41,38 @@ def language_expr(language: Language) -> ast.Expr:
         raise LanguageError(f"pattern {language.source!r}: {exc}") from None
 
 
-@lru_cache(maxsize=1024)
 def language_dfa(language: Language) -> DFA:
-    """The minimal DFA of ``language``."""
+    """The minimal DFA of ``language``.
+
+    Raises
+    ------
+    LanguageError
+        If the language can't be compiled, or its automaton is beyond the state limit (the
+        verdict is remembered too: finding it can take as long as building a large DFA).
+    """
+    found = _language_dfa(language)
+    if isinstance(found, str):
+        raise LanguageError(found)
+    return found
+
+
+@lru_cache(maxsize=1024)
+def _language_dfa(language: Language) -> DFA | str:
+    """The minimal DFA of ``language``, or why there is none."""
     if isinstance(language, Literals):
         try:
             return literals_dfa(language.values)
         except TooComplex as exc:
-            raise LanguageError(str(exc)) from None
-    expr = language_expr(language)
+            return str(exc)
+    try:
+        expr = language_expr(language)
+    except LanguageError as exc:
+        return str(exc)
     try:
         return dfa_from_expr(expr)
     except TooComplex as exc:
-        raise LanguageError(f"{describe(language)} is too complex to combine exactly with "
-                            f"other string constraints ({exc})") from None
+        return (f"{describe(language)} is too complex to combine exactly with other string "
+                f"constraints ({exc})")
 
 
 def matches(language: Language, text: str) -> bool | None:

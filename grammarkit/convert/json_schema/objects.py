@@ -269,9 +269,12 @@ def _build(automaton: _Automaton[S], emitter: Emitter, name: str,
         for _, target in graph[state]:
             if target in live:
                 incoming[target] = incoming.get(target, 0) + 1
+    # A state that loops on itself is named before its body refers to it; the others that
+    # need a rule get one once their body is known, shared with any identical state of any
+    # object (objects split by `if` or `oneOf` repeat the same trailing properties).
     names = {state: emitter.fresh_name(f"{name}.{automaton.label(state)}") for state in graph
-             if state in live and (incoming.get(state, 0) > 1 or
-                                   any(t == state for _, t in graph[state]))}
+             if state in live and any(t == state for _, t in graph[state])}
+    new_rules: list[tuple[str, ast.Expr]] = []
     built: dict[S, ast.Expr] = {}
     weights: dict[S, int] = {}
 
@@ -315,10 +318,20 @@ def _build(automaton: _Automaton[S], emitter: Emitter, name: str,
                                               reference(target)]))
         built[state] = choice([a for a in alternatives if a is not None])
         weights[state] = weight
-        if weight > MAX_INLINE_STATES and state not in names:
-            names[state] = emitter.fresh_name(f"{name}.{automaton.label(state)}")
-    for state, rule_name in names.items():
-        emitter.add_rule(rule_name, built[state])
+        if state in names:
+            new_rules.append((names[state], built[state]))
+        elif incoming.get(state, 0) > 1 or weight > MAX_INLINE_STATES:
+            rule, is_new = emitter.shared_body(f"{name}.{automaton.label(state)}",
+                                               built[state])
+            names[state] = rule.name
+            if is_new:
+                new_rules.append((rule.name, built[state]))
+    # In the order the states were found, not built: successors come after their sources.
+    order = {state: index for index, state in enumerate(graph)}
+    by_name = {rule_name: state for state, rule_name in names.items()}
+    new_rules.sort(key=lambda rule: order[by_name[rule[0]]])
+    for rule_name, body in new_rules:
+        emitter.add_rule(rule_name, body)
     return reference(automaton.start)
 
 

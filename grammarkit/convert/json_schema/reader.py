@@ -28,6 +28,7 @@ from grammarkit.convert.json_schema.formats import (
     STRING_FORMATS,
     UNCONSTRAINED_FORMATS,
 )
+from grammarkit.convert.json_schema.if_chains import Conditional, chains, conditional
 from grammarkit.convert.json_schema.membership import (
     clause_value,
     property_value,
@@ -55,6 +56,7 @@ from grammarkit.convert.json_schema.model import (
     Ref,
     StringSet,
     conjoin,
+    inline,
 )
 from grammarkit.convert.json_schema.number_sets import is_point
 from grammarkit.convert.json_schema.numbers import MAX_DIGITS, Bound
@@ -784,10 +786,42 @@ class _SchemaReader:
         children = self.subschema_list("allOf")
         if children is None:
             return None
+        found = [conditional(self.reader.document, self.at("allOf", index))
+                 for index in range(len(children))]
+        starts = dict(chains(found))
         node = ANYTHING
-        for child in children:
-            node = self.meet(node, self.reader.conjunct(child), "allOf")
+        index = 0
+        while index < len(children):
+            if index in starts:
+                run = [c for c in found[index:starts[index]] if c is not None]
+                node = self.meet(node, self._if_chain(run), "allOf")
+                index = starts[index]
+                continue
+            node = self.meet(node, self.reader.conjunct(children[index]), "allOf")
+            index += 1
         return node
+
+    def _if_chain(self, run: list[Conditional]) -> Node:
+        """The conjunction of a chain of conditionals on one property with disjoint values,
+        as the union of its cases (:mod:`.if_chains`): linear in the chain's length."""
+        name = run[0].name
+        pointer = self.at("allOf")
+        thens = [self.reader.conjunct((Ref(c.then),)) for c in run]
+        untold = replace(ANYTHING, objects=() if run[0].required else (
+            ObjectSet(clauses=(Clause(properties=((name, NEVER),)),), pointer=pointer),))
+        for then in thens:
+            untold = self.meet(untold, then, "allOf")
+        cases = [untold]
+        for c, then in zip(run, thens, strict=True):
+            holds = Node(objects=(ObjectSet(clauses=(Clause(properties=((name, (Ref(c.value),)),)),),
+                                            required=(name,), pointer=c.pointer),))
+            cases.append(self.meet(holds, then, "allOf"))
+        others = inline(replace(ANYTHING, strings=(StringSet(excluded=(Literals.of(
+            value for c in run for value in c.values),)),)))
+        cases.append(Node(objects=(ObjectSet(
+            clauses=(Clause(properties=((name, others),)),),
+            required=() if run[0].required else (name,), pointer=pointer),)))
+        return self._union(cases, "allOf") or replace(ANYTHING, exact=False)
 
     def any_of(self) -> Node | None:
         children = self.subschema_list("anyOf")
