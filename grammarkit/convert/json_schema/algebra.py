@@ -287,14 +287,24 @@ def _negate_object(
 ) -> tuple[ObjectSet, ...] | None:
     if s.names is not None or any(c.patterns or c.additional != ANY for c in s.clauses):
         return None
-    parts = [ObjectSet(clauses=(Clause(properties=((name, NEVER),)),)) for name in s.required]
+    # A required name with one property schema X: "absent, or present and not in X" is one
+    # set, "if present, not in X" (two alternatives would multiply in every oneOf branch).
+    values: dict[str, list[Child]] = {}
+    for clause in s.clauses:
+        for name, child in clause.properties:
+            if child != ANY:
+                values.setdefault(name, []).append(child)
+    merged = {name for name in s.required if len(values.get(name, ())) == 1}
+    parts = [ObjectSet(clauses=(Clause(properties=((name, child_not(values[name][0])
+                                                    if name in merged else NEVER),)),))
+             for name in s.required]
     if s.min_properties > 0:
         parts.append(ObjectSet(max_properties=s.min_properties - 1))
     if s.max_properties is not None:
         parts.append(ObjectSet(min_properties=s.max_properties + 1))
     for clause in s.clauses:
         for name, child in clause.properties:
-            if child != ANY:
+            if child != ANY and name not in merged:
                 parts.append(ObjectSet(
                     clauses=(Clause(properties=((name, child_not(child)),)),), required=(name,)))
     for name, companions in s.dependent_required:
