@@ -21,7 +21,8 @@ from typing import Any
 import pytest
 
 from grammarkit import Grammar
-from grammarkit.convert.json_schema import convert_schema
+from grammarkit.convert.errors import SchemaError
+from grammarkit.convert.json_schema import convert_schema, emitter
 from grammarkit.ebnf.printer import print_grammar
 
 KINDS = ("counter", "gauge", "set", "distribution", "histogram", "summary", "sketch", "other")
@@ -202,3 +203,25 @@ def test_vector_sized_schema_converts_quickly(property_order: str) -> None:
     assert grammar.matches(sink(option_64_0="x", type="sink64"))
     assert not grammar.matches(sink(option_64_0="x", option_64_1="y", option_63_0="y",
                                     type="sink64"))
+
+
+def test_rule_budget_names_the_largest_subschemas(monkeypatch: pytest.MonkeyPatch) -> None:
+    # The error used to say "more than 20000 rules" at pointer "": now it names the largest
+    # subschemas, and lenient conversion relaxes what is left beyond the budget instead.
+    monkeypatch.setattr(emitter, "MAX_RULES", 100)
+    schema = sinks_schema(12, 12)
+    with pytest.raises(SchemaError) as raised:
+        convert_schema(schema)
+    error = raised.value.diagnostics[0]
+    assert error.code == "GK153"
+    assert error.pointer == "/definitions/SinkOuter"
+    assert "largest subschemas so far: /definitions/SinkOuter (" in error.message
+    grammar = Grammar.from_json_schema(schema, lenient=True)
+    relaxed = [w for w in grammar.warnings if w.code == "GK255"]
+    assert len(relaxed) == 1 and "any value of its types" in relaxed[0].message
+    assert len(grammar.ast.rules) < 200  # 179 without the budget
+    assert grammar.matches(sink(option_11_0="x", endpoint={"uri": "u", "timeout": 1},
+                                type="sink11"))
+    # SinkOuter itself, converted before the budget ran out, stays exact.
+    assert not grammar.matches(sink(option_11_0="x", typo=1, type="sink11"))
+    assert not grammar.matches(json.dumps({"sinks": {"out": {"inputs": ["in"]}}, "x": 1}))
