@@ -31,7 +31,7 @@ from grammarkit.convert.json_schema.model import (
 )
 from grammarkit.convert.json_schema.number_sets import is_point, number_expr, points_expr
 from grammarkit.convert.json_schema.numbers import ANY_NUMBER
-from grammarkit.convert.json_schema.objects import object_expr
+from grammarkit.convert.json_schema.objects import object_expr, without_absorbed
 from grammarkit.convert.json_schema.pruning import pruned
 from grammarkit.convert.json_schema.reader import Reader
 from grammarkit.convert.json_schema.references import unescape
@@ -136,7 +136,8 @@ class Emitter:
         alternatives.extend(string_expr(s, self, f"{name}.string")
                             for s in _merge_literal_sets(node.strings))
         containers = [array_expr(array, self, name, depth) for array in node.arrays]
-        containers.extend(object_expr(obj, self, name, depth) for obj in node.objects)
+        containers.extend(object_expr(obj, self, name, depth)
+                          for obj in without_absorbed(node.objects))
         for expr in containers:
             # Flattened, so that the empty container of several sets is written once.
             if isinstance(expr, ast.Choice):
