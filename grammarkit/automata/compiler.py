@@ -33,10 +33,11 @@ limit of its own.
 from __future__ import annotations
 
 import gc
-from collections.abc import Callable
+from collections.abc import Callable, Container
 from typing import Any
 
 from grammarkit._gc import paused_gc
+from grammarkit.automata.byte_facts import ByteFacts
 from grammarkit.automata.char_budget import budgeted_rule_names
 from grammarkit.automata.compiled import CompiledGrammar
 from grammarkit.automata.construct import build_expression
@@ -109,6 +110,7 @@ class RuleAutomata:
         self._own = [-1] * len(rules)  # how many states the rule had before inlining
         self._done = [False] * len(rules)
         self._busy: set[int] = set()
+        self._leaf_bodies: dict[int, ast.Expr | None] = {}
         self._lazy = {i for i, rule in enumerate(rules) if _is_lazy(rule)}
         self._lazy_source: dict[int, NFA] = {}
         self._unrolled = (set(_reachable_ids(rules, self.rule_ids, sorted(self._lazy)))
@@ -139,6 +141,10 @@ class RuleAutomata:
         assert nfa is not None
         return nfa
 
+    def byte_facts(self, nullable: Container[int]) -> ByteFacts:
+        """The byte ranges and FOLLOW sets of every rule, read off their bodies."""
+        return ByteFacts(self.rules, self.rule_ids, nullable, self.expand)
+
     def expand(self, node: ast.RegexMacro) -> ast.Expr:
         """The expression of a ``Regex`` macro (cached)."""
         return _expanded(node, self._regex)
@@ -166,11 +172,25 @@ class RuleAutomata:
         nfa = NFA(self.budget)
         try:
             nfa.start, end = build_expression(nfa, node.body, self.rule_ids, self.expand,
-                                              unroll=rule in self._unrolled)
+                                              unroll=rule in self._unrolled,
+                                              inline=self._leaf_body)
         except BudgetExceeded:
             raise _too_large(node) from None
         nfa.finals = {end}
         return nfa
+
+    def _leaf_body(self, name: str) -> ast.Expr | None:
+        """The body of rule ``name`` if it is small and calls nothing (then it is built in
+        place of each reference, as inlining would copy it), else ``None``."""
+        rule = self.rule_ids.get(name)
+        if rule is None:
+            return None
+        if rule not in self._leaf_bodies:
+            body = self.rules[rule].body
+            self._leaf_bodies[rule] = (
+                body if (rule not in self._lazy and rule not in self.budgeted
+                         and _small_leaf(body, INLINE_LIMIT)) else None)
+        return self._leaf_bodies[rule]
 
     def _flattened(self, rule: int) -> NFA:
         """Lazy ``rule`` as one automaton (lazy rules it calls are flattened first)."""
@@ -266,7 +286,11 @@ class RuleAutomata:
         if bound is not None and nfa.num_states > bound:
             return False
         own = self._own[rule]
-        if depth == 0 and any(nfa.call_edges[p] for p in range(self._next[rule], own)):
+        if not self._next[rule] and not any(nfa.call_edges):  # no calls: nothing to inline
+            self._next[rule] = own
+            self._done[rule] = True
+            return True
+        if depth == 0 and any(nfa.call_edges[self._next[rule]:own]):
             return False
         self._busy.add(rule)
         try:
@@ -303,6 +327,36 @@ class RuleAutomata:
         _eliminate_tail_calls(nfa, rule)
         self._done[rule] = True
         return True
+
+
+def _small_leaf(body: ast.Expr, limit: int) -> bool:
+    """Whether ``body`` references no rule and builds at most about ``limit`` NFA states.
+
+    Only literals, classes, sequences, choices and ``?``/``*``/``+`` qualify (nothing that is
+    unrolled, expanded or dispatched).
+    """
+    size = 0
+    stack: list[Any] = [body]
+    while stack:
+        node = stack.pop()
+        kind = type(node)
+        if kind is ast.Literal:
+            size += len(node.value) + 1
+        elif kind is ast.CharClass:
+            size += 2 + 2 * len(node.ranges) + (4 if node.negated else 0)
+        elif kind is ast.Sequence:
+            stack.extend(node.items)
+        elif kind is ast.Choice:
+            size += 2
+            stack.extend(node.alternatives)
+        elif kind is ast.Repeat and node.min <= 1 and node.max in (1, None):
+            size += 2
+            stack.append(node.item)
+        else:
+            return False
+        if size > limit:
+            return False
+    return True
 
 
 def _is_lazy(rule: ast.Rule) -> bool:
