@@ -33,7 +33,7 @@ Memory ceiling
 
 from __future__ import annotations
 
-from collections.abc import Callable, Container, Sequence
+from collections.abc import Callable, Collection, Container, Sequence
 from typing import TYPE_CHECKING, Any, Generic, Protocol, TypeVar
 
 from grammarkit._gc import paused_gc
@@ -139,7 +139,7 @@ class CompiledGrammar:
         Per rule, its NFA (determinized on demand) or an already deterministic automaton;
         ``rules[r]`` is read when rule ``r`` is first reached (it may compile the rule then).
     nullable
-        The rules that derive the empty string.
+        The rules that derive the empty string (possibly decided as they are asked for).
     spans
         Where each rule is defined (for the memory-ceiling diagnostic).
     char_budgets
@@ -148,7 +148,7 @@ class CompiledGrammar:
     """
 
     def __init__(self, rule_names: Sequence[str], root: int, rules: RuleSource,
-                 nullable: frozenset[int], spans: Sequence[Span | None],
+                 nullable: Collection[int], spans: Sequence[Span | None],
                  char_budgets: dict[int, int] | None = None):
         self.rule_names = tuple(rule_names)
         self.root = root

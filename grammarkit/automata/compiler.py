@@ -33,7 +33,7 @@ limit of its own.
 from __future__ import annotations
 
 import gc
-from collections.abc import Callable, Container
+from collections.abc import Callable, Container, Iterator
 from typing import Any
 
 from grammarkit._gc import paused_gc
@@ -85,10 +85,10 @@ def _compile(grammar: ast.GrammarAST, root: str) -> CompiledGrammar:
         raise GrammarError([error("GK105", f"the root rule `{root}` is not defined", None,
                                   f"define `{root} ::= ...`")])
     regex: dict[ast.RegexMacro, ast.Expr] = {}
-    names, facts = _reachable_facts(rules, root, regex)
+    names = _reachable(rules, root, regex)
     nodes = [rules[name] for name in names]
     automata = RuleAutomata(nodes, regex)
-    nullable = _nullable_rules(names, facts, [rule.body for rule in nodes], regex)
+    nullable = Nullability([rule.body for rule in nodes], automata.rule_ids, regex)
     return CompiledGrammar(names, automata.rule_ids[root], automata, nullable,
                            [rule.name_span or rule.span for rule in nodes], automata.budgeted)
 
@@ -111,11 +111,13 @@ class RuleAutomata:
         self._done = [False] * len(rules)
         self._busy: set[int] = set()
         self._leaf_bodies: dict[int, ast.Expr | None] = {}
-        self._lazy = {i for i, rule in enumerate(rules) if _is_lazy(rule)}
+        attributed = [(i, rule) for i, rule in enumerate(rules) if rule.attributes]
+        self._lazy = {i for i, rule in attributed if _is_lazy(rule)}
         self._lazy_source: dict[int, NFA] = {}
         self._unrolled = (set(_reachable_ids(rules, self.rule_ids, sorted(self._lazy)))
                           if self._lazy else set())
-        self.budgeted = {self.rule_ids[name]: n for name, n in budgeted_rule_names(rules).items()}
+        self.budgeted = {self.rule_ids[name]: n for name, n in
+                         budgeted_rule_names([rule for _, rule in attributed]).items()}
         """``{rule: N}`` for the rules with ``max_chars=N``."""
         for i in sorted(self._lazy):
             if self.budgeted:
@@ -468,35 +470,53 @@ disjunction would grow past :data:`_MAX_TERMS`)."""
 _MAX_TERMS = 16
 
 
-def _reachable_facts(rules: dict[str, ast.Rule], root: str,
-                     regex: dict[ast.RegexMacro, ast.Expr]) -> tuple[list[str], list[Formula]]:
-    """The rules reachable from ``root`` (definition order) and, per rule, when it is nullable.
+def _reachable(rules: dict[str, ast.Rule], root: str,
+               regex: dict[ast.RegexMacro, ast.Expr]) -> list[str]:
+    """The rules reachable from ``root``, in definition order.
 
-    One walk over each reachable body finds its references (``GK103`` for an undefined one),
-    expands its ``Regex`` macros (raising their errors) and summarizes its nullability.
+    One walk over each reachable body finds its references (``GK103`` for an undefined one)
+    and expands its ``Regex`` macros (raising their errors).
     """
     seen = {root}
-    stack = [root]
-    facts: dict[str, Formula] = {}
-    while stack:
-        name = stack.pop()
-        references: list[tuple[str, ast.Span | None]] = []
+    pending = [root]
 
-        def reference(callee: str, span: ast.Span | None,
-                      found: list[tuple[str, ast.Span | None]] = references) -> Formula:
-            found.append((callee, span))
-            return (frozenset((callee,)),)
+    def reach(callee: str, span: ast.Span | None) -> None:
+        if callee not in rules:
+            raise GrammarError([error("GK103", f"rule `{callee}` is not defined", span,
+                                      f"define it with `{callee} ::= ...`")])
+        seen.add(callee)
+        pending.append(callee)
 
-        facts[name] = _summary(rules[name].body, regex, reference)
-        for callee, span in references:
-            if callee not in rules:
-                raise GrammarError([error("GK103", f"rule `{callee}` is not defined", span,
-                                          f"define it with `{callee} ::= ...`")])
-            if callee not in seen:
-                seen.add(callee)
-                stack.append(callee)
-    names = [name for name in rules if name in seen]
-    return names, [facts[name] for name in names]
+    literal, char_class, rule_ref = ast.Literal, ast.CharClass, ast.RuleRef
+    sequence, choice, repeat = ast.Sequence, ast.Choice, ast.Repeat
+    while pending:
+        stack: list[Any] = [rules[pending.pop()].body]
+        pop, extend = stack.pop, stack.extend
+        while stack:
+            node = pop()
+            kind = type(node)
+            if kind is literal or kind is char_class:
+                continue
+            if kind is rule_ref:
+                name = node.name
+                if name not in seen:
+                    if name not in rules:
+                        reach(name, node.span)
+                    seen.add(name)
+                    pending.append(name)
+            elif kind is sequence:
+                extend(node.items)
+            elif kind is choice:
+                extend(node.alternatives)
+            elif kind is repeat:
+                stack.append(node.item)
+            elif kind is ast.RegexMacro:
+                _expanded(node, regex)
+            elif kind is ast.TagDispatch or kind is ast.TokenTagDispatch:
+                for _, callee in node.tags:
+                    if callee not in seen:
+                        reach(callee, node.span)
+    return [name for name in rules if name in seen]
 
 
 _VISIT, _COMBINE, _ALWAYS = 0, 1, 2
@@ -575,46 +595,118 @@ def _any(parts: list[Formula]) -> Formula:
     return tuple(terms) if terms else False
 
 
-def _nullable_rules(names: list[str], facts: list[Formula], bodies: list[ast.Expr],
-                    regex: dict[ast.RegexMacro, ast.Expr]) -> frozenset[int]:
-    """The rules that derive the empty string: their formulas solved as Horn clauses."""
-    ids = {name: i for i, name in enumerate(names)}
-    nullable = [False] * len(names)
-    waiting: list[list[tuple[int, int]]] = [[] for _ in names]  # rule -> (caller, term) needing it
-    missing: list[list[int]] = [[] for _ in names]  # per rule and term: names not nullable yet
-    opaque_users: list[list[int]] = [[] for _ in names]
-    pending: list[int] = []
-    recheck: set[int] = set()
-    for rule, formula in enumerate(facts):
-        if formula is True:
-            pending.append(rule)
-        elif formula is None:
-            recheck.add(rule)
-            for used in {ids[n] for n, _ in ast.referenced_rules(bodies[rule])}:
-                opaque_users[used].append(rule)
-        elif formula:
-            assert isinstance(formula, tuple)
-            for term, needed in enumerate(formula):
-                missing[rule].append(len(needed))
-                for name in needed:
-                    waiting[ids[name]].append((rule, term))
-    while pending or recheck:
-        while pending:
-            rule = pending.pop()
-            if nullable[rule]:
+class Nullability:
+    """The rules that derive the empty string, a container of rule numbers decided lazily.
+
+    A rule is decided the first time it is asked for: its body's :data:`Formula`, and those of
+    the undecided rules the formula depends on (transitively), solved together as Horn
+    clauses. Most rules decide on their own body (a literal first), so a grammar costs the
+    rules inputs reach, not a walk over all of them.
+    """
+
+    def __init__(self, bodies: list[ast.Expr], rule_ids: dict[str, int],
+                 regex: dict[ast.RegexMacro, ast.Expr]):
+        self._bodies = bodies
+        self._ids = rule_ids
+        self._regex = regex
+        self._known: list[bool | None] = [None] * len(bodies)
+        self._formulas: dict[int, Formula] = {}
+
+    def __contains__(self, rule: object) -> bool:
+        if not isinstance(rule, int) or not 0 <= rule < len(self._known):
+            return False
+        known = self._known[rule]
+        if known is None:
+            self._solve(rule)
+            known = self._known[rule]
+            assert known is not None
+        return known
+
+    def __iter__(self) -> Iterator[int]:
+        return (rule for rule in range(len(self._known)) if rule in self)
+
+    def __len__(self) -> int:
+        return sum(1 for _ in self)
+
+    def _formula(self, rule: int) -> Formula:
+        found = self._formulas.get(rule, -1)
+        if found == -1:
+            found = self._formulas[rule] = _summary(
+                self._bodies[rule], self._regex, lambda name, _span: (frozenset((name,)),))
+        return found  # type: ignore[return-value]  # -1 never stays
+
+    def _depends(self, rule: int, formula: Formula) -> set[int]:
+        if formula is None:
+            return {self._ids[n] for n, _ in ast.referenced_rules(self._bodies[rule])}
+        assert isinstance(formula, tuple)
+        return {self._ids[name] for term in formula for name in term}
+
+    def _solve(self, first: int) -> None:
+        """Decide ``first`` and the undecided rules it depends on."""
+        known, ids = self._known, self._ids
+        group = []
+        inside = {first}
+        stack = [first]
+        while stack:
+            rule = stack.pop()
+            group.append(rule)
+            formula = self._formula(rule)
+            if formula is True or formula is False:
                 continue
-            nullable[rule] = True
-            for caller, term in waiting[rule]:
-                missing[caller][term] -= 1
-                if not missing[caller][term]:
-                    pending.append(caller)
-            recheck.update(r for r in opaque_users[rule] if not nullable[r])
-        if recheck:
-            rule = recheck.pop()
-            if not nullable[rule] and _derives_empty(
-                    bodies[rule], lambda name: nullable[ids[name]], regex):
+            for used in self._depends(rule, formula):
+                if known[used] is None and used not in inside:
+                    inside.add(used)
+                    stack.append(used)
+        nullable = dict.fromkeys(group, False)
+        waiting: dict[int, list[tuple[int, int]]] = {rule: [] for rule in group}
+        missing: dict[int, list[int]] = {rule: [] for rule in group}
+        opaque_users: dict[int, list[int]] = {rule: [] for rule in group}
+        pending: list[int] = []
+        recheck: set[int] = set()
+        for rule in group:
+            formula = self._formula(rule)
+            if formula is True:
                 pending.append(rule)
-    return frozenset(i for i, yes in enumerate(nullable) if yes)
+            elif formula is None:
+                recheck.add(rule)
+                for used in self._depends(rule, formula) & inside:
+                    opaque_users[used].append(rule)
+            elif formula:
+                assert isinstance(formula, tuple)
+                for term, needed in enumerate(formula):
+                    count = 0
+                    for used in {ids[name] for name in needed}:
+                        if used in inside:
+                            count += 1
+                            waiting[used].append((rule, term))
+                        elif not known[used]:
+                            count = len(group) + 1  # a rule decided not nullable: never
+                    missing[rule].append(count)
+                    if not count:
+                        pending.append(rule)
+
+        def value(name: str) -> bool:
+            used = ids[name]
+            return nullable[used] if used in inside else bool(known[used])
+
+        while pending or recheck:
+            while pending:
+                rule = pending.pop()
+                if nullable[rule]:
+                    continue
+                nullable[rule] = True
+                for caller, term in waiting[rule]:
+                    missing[caller][term] -= 1
+                    if not missing[caller][term]:
+                        pending.append(caller)
+                recheck.update(r for r in opaque_users[rule] if not nullable[r])
+            if recheck:
+                rule = recheck.pop()
+                if not nullable[rule] and _derives_empty(self._bodies[rule], value,
+                                                         self._regex):
+                    pending.append(rule)
+        for rule, yes in nullable.items():
+            known[rule] = yes
 
 
 def _derives_empty(expr: ast.Expr, nullable: Callable[[str], bool],

@@ -113,3 +113,4 @@ def test_small_rules_without_calls_are_built_in_place() -> None:
     root = automata[compiled.root]
     assert not any(root.call_edges)
     assert sum(nfa is not None for nfa in automata._nfas) == 1  # the callees never built
+
