@@ -111,6 +111,9 @@ class RuleAutomata:
         self._done = [False] * len(rules)
         self._busy: set[int] = set()
         self._leaf_bodies: dict[int, ast.Expr | None] = {}
+        self._union_budget = 2 * len(rules) + 1000
+        """How many rule bodies :meth:`_union_body` may still pull into others (bounds the
+        work of many rules sharing one long chain)."""
         attributed = [(i, rule) for i, rule in enumerate(rules) if rule.attributes]
         self._lazy = {i for i, rule in attributed if _is_lazy(rule)}
         self._lazy_source: dict[int, NFA] = {}
@@ -173,13 +176,48 @@ class RuleAutomata:
         node = self.rules[rule]
         nfa = NFA(self.budget)
         try:
-            nfa.start, end = build_expression(nfa, node.body, self.rule_ids, self.expand,
+            nfa.start, end = build_expression(nfa, self._union_body(rule), self.rule_ids,
+                                              self.expand,
                                               unroll=rule in self._unrolled,
                                               inline=self._leaf_body)
         except BudgetExceeded:
             raise _too_large(node) from None
         nfa.finals = {end}
         return nfa
+
+    def _union_body(self, rule: int) -> ast.Expr:
+        """``rule``'s body with each alternative that is a bare reference replaced by the
+        alternatives of the rule it names, transitively.
+
+        ``x ::= "a" | y`` and ``y ::= "b" | z`` make ``x ::= "a" | "b" | z``'s alternatives:
+        a union, so a rule met again adds nothing (recursion through bare alternatives
+        included), and a chain of 100,000 such rules becomes one choice (its literals one
+        trie) instead of 100,000 rules all predicted at the first byte. Lazy and budgeted
+        rules stay calls; all rules together pull in at most :attr:`_union_budget` bodies.
+        """
+        body = self.rules[rule].body
+        alternatives = body.alternatives if isinstance(body, ast.Choice) else (body,)
+        if self._union_budget <= 0 or not any(type(a) is ast.RuleRef for a in alternatives):
+            return body
+        seen = {rule}
+        kept: list[ast.Expr] = []
+        stack = list(reversed(alternatives))
+        while stack:
+            node = stack.pop()
+            callee = self.rule_ids.get(node.name) if type(node) is ast.RuleRef else None
+            if callee is None:
+                kept.append(node)
+            elif callee in seen:
+                continue  # already in the union
+            elif callee in self._lazy or callee in self.budgeted or self._union_budget <= 0:
+                kept.append(node)
+            else:
+                seen.add(callee)
+                self._union_budget -= 1
+                inner = self.rules[callee].body
+                stack.extend(reversed(inner.alternatives if isinstance(inner, ast.Choice)
+                                      else (inner,)))
+        return kept[0] if len(kept) == 1 else ast.Choice(tuple(kept), body.span)
 
     def _leaf_body(self, name: str) -> ast.Expr | None:
         """The body of rule ``name`` if it is small and calls nothing (then it is built in
@@ -629,11 +667,14 @@ class Nullability:
         return sum(1 for _ in self)
 
     def _formula(self, rule: int) -> Formula:
-        found = self._formulas.get(rule, -1)
-        if found == -1:
-            found = self._formulas[rule] = _summary(
-                self._bodies[rule], self._regex, lambda name, _span: (frozenset((name,)),))
-        return found  # type: ignore[return-value]  # -1 never stays
+        if rule in self._formulas:
+            return self._formulas[rule]
+        body = self._bodies[rule]
+        plain, found = _plain_formula(body)
+        if not plain:
+            found = _summary(body, self._regex, lambda name, _span: (frozenset((name,)),))
+        self._formulas[rule] = found
+        return found
 
     def _depends(self, rule: int, formula: Formula) -> set[int]:
         if formula is None:
@@ -707,6 +748,25 @@ class Nullability:
                     pending.append(rule)
         for rule, yes in nullable.items():
             known[rule] = yes
+
+
+def _plain_formula(body: ast.Expr) -> tuple[bool, Formula]:
+    """``(True, formula)`` for a body whose alternatives each start with a character or are a
+    bare reference (most rules), read off directly; ``(False, None)`` for any other body."""
+    terms = []
+    for alternative in body.alternatives if isinstance(body, ast.Choice) else (body,):
+        first = (alternative.items[0] if isinstance(alternative, ast.Sequence)
+                 and alternative.items else alternative)
+        if isinstance(first, ast.RuleRef):
+            if first is not alternative:
+                return False, None
+            terms.append(frozenset((first.name,)))
+        elif not ((isinstance(first, ast.Literal) and first.value)
+                  or isinstance(first, ast.CharClass)):
+            return False, None
+    if not terms:
+        return True, False
+    return True, tuple(terms) if len(terms) <= _MAX_TERMS else None
 
 
 def _derives_empty(expr: ast.Expr, nullable: Callable[[str], bool],
