@@ -194,11 +194,13 @@ class RuleAutomata:
         included), and a chain of 100,000 such rules becomes one choice (its literals one
         trie) instead of 100,000 rules all predicted at the first byte. Lazy and budgeted
         rules stay calls; all rules together pull in at most :attr:`_union_budget` bodies.
+        Only choices are read so; a body that is one reference is inlined as usual.
         """
         body = self.rules[rule].body
-        alternatives = body.alternatives if isinstance(body, ast.Choice) else (body,)
-        if self._union_budget <= 0 or not any(type(a) is ast.RuleRef for a in alternatives):
-            return body
+        if (not isinstance(body, ast.Choice) or self._union_budget <= 0
+                or not any(type(a) is ast.RuleRef for a in body.alternatives)):
+            return body  # a body that is one reference is left to inlining
+        alternatives = body.alternatives
         seen = {rule}
         kept: list[ast.Expr] = []
         stack = list(reversed(alternatives))
