@@ -1,14 +1,16 @@
 """AST to :class:`~grammarkit.automata.compiled.CompiledGrammar`, rule by rule as inputs reach them.
 
-Up front, in time linear in the grammar: the rules reachable from the root (``GK103`` for an
-undefined reference), which of them derive the empty string (on the AST), the patterns of every
-``Regex`` (so an invalid one fails at once), and the flattened automata of ``[lazy]`` rules. Each
-other rule is compiled the first time the recognizer or the decoder asks for it
-(:class:`RuleAutomata`):
+Up front, in one lean walk over the reachable rule bodies: the rules reachable from the root
+(``GK103`` for an undefined reference), the patterns of every ``Regex`` (so an invalid one
+fails at once), and the flattened automata of ``[lazy]`` rules. Which rules derive the empty
+string is decided per rule when first asked (:class:`Nullability`). Each other rule is
+compiled the first time the recognizer or the decoder asks for it (:class:`RuleAutomata`):
 
 1. **Construct** an NFA from the rule body (:mod:`grammarkit.automata.construct`); large
    bounded repetitions become counted loops instead of unrolled copies, literal alternatives
-   tries.
+   tries. Alternatives that are bare references are replaced by the alternatives of the rules
+   they name (a union: a chain ``ri ::= "w..." | r(i+1)`` becomes one choice), and small rules
+   without calls are built in place of their references instead of being built and copied.
 2. **Flatten lazy rules** (``name[lazy] ::= ...``, done up front): expand every rule they
    reference (which must not recurse), determinize, then cut the edges leaving final states, so
    the rule ends at the first point where it can (xgrammar 0.2.8's shortest-match semantics).
