@@ -79,39 +79,35 @@ class _Reader:
     def sequence(self, at: int, depth: int) -> tuple[Any, int]:
         """``sequence: item+``, each ``item: element quantifier?`` read in this one loop."""
         tokens, count, context, leaves = self.tokens, self.count, self.context, self.leaves
+        suffixes, item = self.suffixes, self.actions["item"]
         first = at
         items = []
         while at < count:
             token = tokens[at]
-            leaf = leaves.get(token.type)
+            kind = token.type
+            leaf = leaves.get(kind)
             if leaf is not None:
                 element = leaf(context, [token], token.start, token.end)
                 at += 1
-            elif token.type == "LPAR":
+            elif kind == "LPAR":
                 element, at = self.group(at, depth)
             else:
                 break
             if at < count:
-                quantifier, end = self.quantifier(at)
-                if quantifier is not None:
-                    span = token.start, tokens[end - 1].end
-                    element = self.actions["item"](context, [element, quantifier], *span)
-                    at = end
+                after = tokens[at]
+                suffix = suffixes.get(after.type)
+                if suffix is not None:
+                    quantifier = suffix(context, [after], after.start, after.end)
+                    element = item(context, [element, quantifier], token.start, after.end)
+                    at += 1
+                elif after.type == "LBRACE":
+                    quantifier, at = self.braces(at)
+                    element = item(context, [element, quantifier], token.start, tokens[at - 1].end)
             items.append(element)  # `item: element` forwards its child
         if not items:
             raise _NotPlain
         span = tokens[first].start, tokens[at - 1].end
         return self.actions["sequence"](context, items, *span), at
-
-    def quantifier(self, at: int) -> tuple[Any, int]:
-        """The quantifier at ``tokens[at]`` and the index after it, or ``(None, at)``."""
-        token = self.tokens[at]
-        suffix = self.suffixes.get(token.type)
-        if suffix is not None:
-            return suffix(self.context, [token], token.start, token.end), at + 1
-        if token.type == "LBRACE":
-            return self.braces(at)
-        return None, at
 
     def group(self, at: int, depth: int) -> tuple[Any, int]:
         tokens, count = self.tokens, self.count
