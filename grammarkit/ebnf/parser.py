@@ -108,11 +108,6 @@ class _Problems:
 
 
 @lru_cache(maxsize=1)
-def _reader() -> descent.RuleReader:
-    return descent.RuleReader(_RuleBuilder._handlers)
-
-
-@lru_cache(maxsize=1)
 def _parser() -> lalr.Parser:
     return lalr.parser(_RuleBuilder._handlers)
 
@@ -144,7 +139,9 @@ def _parse(text: str, root: str) -> ParseResult:
         rule = builder.build()
         if rule is not None:
             rules.append(rule)
-            regex_macros.extend(m for m in builder.macros.values() if isinstance(m, ast.RegexMacro))
+            if builder.macros:
+                macros = builder.macros.values()
+                regex_macros.extend(m for m in macros if isinstance(m, ast.RegexMacro))
     for rule in rules:
         if rule.lookahead is not None:
             problem = _lookahead_problem(rule.lookahead)
@@ -266,7 +263,7 @@ class _RuleBuilder:
         self.suggester = suggester
         self.problems = problems
         self.macros: dict[int, ast.Expr] = {}
-        # what the actions saw, checked when the descent reader reads the whole rule
+        # what the descent reader saw, checked when it reads the whole rule
         self.references: list[GkToken] = []
         self.bounds: list[tuple[GkToken, GkToken]] = []
         self.class_problems: list[GkToken] = []
@@ -277,7 +274,7 @@ class _RuleBuilder:
         self.problems.add(4, index, error(code, message, span, hint))
 
     def build(self) -> ast.Rule | None:
-        rule: ast.Rule | None = _reader().read(self.tokens, self)
+        rule: ast.Rule | None = descent.read_rule(self.tokens, self)
         if rule is not None:
             self._check_plain()
             return rule
@@ -501,7 +498,6 @@ class _RuleBuilder:
     def _between(self, values: list[Any], start: int, end: int) -> tuple[int, int | None, str]:
         low: int = values[1].payload
         bound: GkToken = values[3]
-        self.bounds.append((values[1], bound))
         if bound.type == "IDENT":  # `-1`, or a name already reported by _check_tokens
             return low, None, "{}"
         high: int = bound.payload  # reversed bounds are reported by _check_tokens
@@ -523,13 +519,10 @@ class _RuleBuilder:
     def _char_class(self, values: list[Any], start: int, end: int) -> ast.Expr:
         token: GkToken = values[0]
         value: CharClassValue = token.payload[0]
-        if token.payload[1]:
-            self.class_problems.append(token)
         return ast.CharClass(value.ranges, value.negated, ast.Span(token.start, token.end))
 
     def _rule_ref(self, values: list[Any], start: int, end: int) -> ast.Expr:
         token: GkToken = values[0]
-        self.references.append(token)
         return ast.RuleRef(token.payload[0], ast.Span(token.start, token.end))
 
     # -- macros ------------------------------------------------------------------------------

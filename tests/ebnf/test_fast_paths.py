@@ -40,7 +40,7 @@ def builders(text: str) -> list[parser._RuleBuilder]:
 
 def both_readings(builder: parser._RuleBuilder) -> tuple[object, object]:
     """``(descent's tree or None, the LALR driver's tree or "error")`` for one rule."""
-    read = descent.RuleReader(builder._handlers).read(builder.tokens, builder)
+    read = descent.read_rule(builder.tokens, builder)
     try:
         table = parser._parser().parse(builder.tokens, "rule", builder)
     except SyntaxErrorAt:
