@@ -137,8 +137,11 @@ class Lexer:
             )
         self.comments: list[tuple[str, Span]] = []
         self.assigns: list[int] = []  # the index of each `::=` token
-        self._strings: dict[str, str] = {}  # a literal's spelling -> its value
-        self._classes: dict[str, CharClassValue | None] = {}  # a class's spelling -> its value
+        # per spelling, what its tokens share: (kind, spelling, payload) of a name,
+        # (spelling, value) of a literal, (spelling, payload) of a class or None if it needs care
+        self._names: dict[str, tuple[str, str, Any]] = {}
+        self._strings: dict[str, tuple[str, str]] = {}
+        self._classes: dict[str, tuple[str, tuple[CharClassValue, tuple[()]]] | None] = {}
 
     # -- helpers ---------------------------------------------------------------------------
     def _error(
@@ -443,11 +446,11 @@ class Lexer:
 
         Names not followed by ``[``, literals whose escapes cannot fail, punctuation, short
         integers and whitespace without comments; the token-by-token methods handle the rest.
-        Literal and class values are decoded once per distinct spelling.
+        Tokens of one spelling share their text and decoded value (decoded once).
         """
         text, pos, tokens = self.text, self.pos, self.tokens
         append, match = tokens.append, _COMMON.match
-        strings, classes = self._strings, self._classes
+        names, strings, classes = self._names, self._strings, self._classes
         seq = len(tokens)
         while True:
             m = match(text, pos)
@@ -458,32 +461,31 @@ class Lexer:
             end = m.end()
             pos = end - len(value)
             if kind == "name":
-                special = _NAME_KINDS.get(value)
-                if special is None:
-                    append(GkToken("IDENT", value, pos, end, (value, ()), seq))
-                elif special == "BOOL":
-                    append(GkToken("BOOL", value, pos, end, value == "true", seq))
-                else:
-                    append(GkToken("MACRO", value, pos, end, (value, ()), seq))
+                name = names.get(value)
+                if name is None:
+                    name = names[value] = _name_entry(value)
+                append(GkToken(name[0], name[1], pos, end, name[2], seq))
             elif kind == "punctuation":
                 append(GkToken(_COMMON_KINDS[value], value, pos, end, None, seq))
             elif kind == "string":
-                body = strings.get(value)
-                if body is None:
-                    body = strings[value] = _decode_plain(value[1:-1])
-                append(GkToken("STRING", value, pos, end, body, seq))
+                string = strings.get(value)
+                if string is None:
+                    string = strings[value] = (value, _decode_plain(value[1:-1]))
+                append(GkToken("STRING", string[0], pos, end, string[1], seq))
             elif kind == "assign":
                 self.assigns.append(seq)
                 append(GkToken("ASSIGN", value, pos, end, None, seq))
             elif kind == "integer":
                 append(GkToken("INT", value, pos, end, int(value), seq))
             else:
-                plain = classes.get(value)
-                if plain is None:
-                    plain = classes[value] = _plain_class(value)
-                if plain is None:
+                if value in classes:
+                    char_class = classes[value]
+                else:
+                    plain = _plain_class(value)
+                    char_class = classes[value] = None if plain is None else (value, (plain, ()))
+                if char_class is None:
                     break  # a reversed range: the careful scanner reports it (from `pos`)
-                append(GkToken("CLASS", value, pos, end, (plain, _NO_PROBLEMS), seq))
+                append(GkToken("CLASS", char_class[0], pos, end, char_class[1], seq))
             seq += 1
             pos = end
         self.pos = pos
@@ -595,7 +597,12 @@ _CLASS_ITEM = re.compile(
     r"|(\\u....|\\U........|\\.|[^\\])",
     re.DOTALL,
 )
-_NO_PROBLEMS: tuple[Diagnostic, ...] = ()
+
+
+def _name_entry(name: str) -> tuple[str, str, Any]:
+    """``(kind, name, payload)`` of a name token not followed by ``[``."""
+    kind = _NAME_KINDS.get(name, "IDENT")
+    return kind, name, name == "true" if kind == "BOOL" else (name, ())
 
 
 def _escaped(match: re.Match[str]) -> str:
