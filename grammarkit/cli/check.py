@@ -188,7 +188,7 @@ def _codes(values: tuple[str, ...]) -> list[str] | None:
 
 
 def _list_tokenizers(output_format: str) -> None:
-    from grammarkit.check.tokenizers import NAMED_TOKENIZERS, installed_tokenizers
+    from grammarkit.vocab.named import NAMED_TOKENIZERS, installed_tokenizers
 
     installed = {named.name: path for named, path in installed_tokenizers()}
     if output_format == "json":

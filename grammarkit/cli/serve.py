@@ -16,9 +16,10 @@ from grammarkit.cli.common import InputError, echo
 @click.option("--model", default="default", show_default=True,
               help="The model name /v1/models lists (requests may name any model, as in SGLang).")
 @click.option("--tokenizer", default=None, metavar="T",
-              help="Vocabulary: qwen3.6, qwen, deepseek-v4, llama3, cl100k, o200k, qwen3 (from "
-                   "the installed tokenizer packages) or a tokenizer file. Default: qwen3.6 with "
-                   "--lm random, the model's own with --lm hf:...")
+              help="Vocabulary: an installed tokenizer's name (qwen3.6, qwen2.5, deepseek-v4, "
+                   "llama3, cl100k, o200k, qwen3: grammarkit check --list-tokenizers) or a "
+                   "tokenizer file. Default: qwen3.6 with --lm random, the model's own with "
+                   "--lm hf:...")
 @click.option("--lm", "lm_spec", default="random", show_default=True,
               metavar="random|hf:NAME_OR_PATH",
               help="The language model: random logits (nothing to download) or a transformers "

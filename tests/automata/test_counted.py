@@ -91,10 +91,10 @@ def test_lazy_automata_cost_what_is_visited() -> None:
 def test_ambiguous_grammars_end_in_a_timeout(source: str) -> None:
     grammar = Grammar.from_ebnf(source)
     assert grammar.matches("a" * 60) and not grammar.matches("a" * 60 + "b")
-    started = time.perf_counter()
+    started = time.process_time()
     with pytest.raises(MatchTimeout) as caught:
         grammar.matches("a" * 20_000, timeout=0.3)
-    assert time.perf_counter() - started < 5
+    assert time.process_time() - started < 5
     assert caught.value.diagnostic.code == "GK122"
     assert isinstance(caught.value, TimeoutError)
     with pytest.raises(MatchTimeout):

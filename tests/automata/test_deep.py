@@ -99,10 +99,10 @@ def test_deeply_nested_ast() -> None:
         expr = ast.Sequence((expr, ast.Literal("b"))) if i % 2 else ast.Choice(
             (expr, ast.Literal("c")))
     grammar = Grammar(ast.GrammarAST((ast.Rule("root", expr),)))
-    started = time.perf_counter()
+    started = time.process_time()
     assert grammar.matches("cb") and grammar.matches("c" + "b" * 50)
     assert not grammar.matches("c") and not grammar.matches("cba")
-    assert time.perf_counter() - started < 10
+    assert time.process_time() - started < 10
 
 
 def test_long_rule_chain() -> None:
@@ -121,12 +121,12 @@ def test_long_rule_chain() -> None:
     ('root ::= x\nx ::= ("a" | "b"){999999999999}', "ab" * 5000, "abc"),
 ])
 def test_huge_repetitions_are_counted(source: str, accepted: str, rejected: str) -> None:
-    started = time.perf_counter()
+    started = time.process_time()
     grammar = Grammar.from_ebnf(source)
     prefix_only = "{999999999999}" in source or "{1000}){1000}" in source
     assert grammar.matches(accepted) is not prefix_only
     assert not grammar.matches(rejected)
-    assert time.perf_counter() - started < 10
+    assert time.process_time() - started < 10
 
 
 def test_huge_literal_compiles() -> None:
@@ -136,20 +136,20 @@ def test_huge_literal_compiles() -> None:
 
 def test_exploding_determinization_is_lazy() -> None:
     """``[ab]* "a" [ab]{20}`` has a 2**21-state DFA; only the visited states are built."""
-    started = time.perf_counter()
+    started = time.process_time()
     grammar = Grammar.from_ebnf('root ::= [ab]* "a" [ab]{20}')
     assert grammar.matches("ab" * 50 + "a" + "b" * 20)
     assert not grammar.matches("ab" * 50 + "b" + "b" * 20)
     assert grammar.compiled.num_states < 1000
-    assert time.perf_counter() - started < 5
+    assert time.process_time() - started < 5
 
 
 def test_megabyte_of_json_in_seconds(json_grammar: Grammar) -> None:
     item = '{"name": "caf\\u00e9 \\"x\\"", "tags": ["a", "b"], "n": -12.5e3, "ok": true}'
     document = ("[" + ", ".join([item] * 3000) + "]").encode()
-    started = time.perf_counter()
+    started = time.process_time()
     assert json_grammar.matches(document)
-    assert time.perf_counter() - started < 10
+    assert time.process_time() - started < 10
     assert not json_grammar.matches(document[:-1])
 
 
@@ -190,10 +190,10 @@ def test_memo_tables_stay_bounded(monkeypatch: pytest.MonkeyPatch) -> None:
                                     'root ::= x\nx ::= "a" x "a" | "a" x | "a"'])
 def test_highly_ambiguous_grammars_stay_polynomial(source: str) -> None:
     grammar = Grammar.from_ebnf(source)
-    started = time.perf_counter()
+    started = time.process_time()
     assert grammar.matches("a" * 150)
     assert not grammar.matches("a" * 150 + "b")
-    assert time.perf_counter() - started < 10
+    assert time.process_time() - started < 10
 
 
 @pytest.mark.xgrammar

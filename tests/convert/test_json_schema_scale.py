@@ -367,6 +367,24 @@ def test_references_with_ignored_siblings_share_one_rule() -> None:
     assert not grammar.matches('{"m3": {"m39": {"o1": "x"}}}')
 
 
+def test_references_beside_unknown_keywords_share_one_rule_from_2019_09() -> None:
+    # SchemaStore's vector.json (2019-09): `{"$ref": ..., "_metadata": {...}}` everywhere; an
+    # unknown keyword never constrains, so the reference is an alias of its target.
+    def schema(sibling: dict[str, Any]) -> dict[str, Any]:
+        return {"$schema": "https://json-schema.org/draft/2019-09/schema",
+                "$defs": {"point": {"type": "object", "properties": {
+                    f"c{i}": {"type": "integer"} for i in range(20)}},
+                    **{f"alias{i}": {"$ref": "#/$defs/point", **sibling} for i in range(10)}},
+                "properties": {f"p{i}": {"$ref": f"#/$defs/alias{i}"} for i in range(10)}}
+
+    with_metadata, _ = convert_schema(schema({"_metadata": {"docs::human_name": "Point"}}))
+    bare, _ = convert_schema(schema({}))
+    assert len(with_metadata.rules) == len(bare.rules)
+    grammar = Grammar.from_json_schema(schema({"_metadata": {}}), lenient=True)
+    assert grammar.matches('{"p3": {"c1": 1}, "p9": {}}')
+    assert not grammar.matches('{"p3": {"c1": "x"}}')
+
+
 def test_reference_siblings_still_apply_from_2019_09() -> None:
     schema = {"$defs": {"a": {"$ref": "#/$defs/b", "minimum": 3}, "b": {"type": "integer"}},
               "properties": {"p": {"$ref": "#/$defs/a"}, "q": {"$ref": "#/$defs/b"}}}

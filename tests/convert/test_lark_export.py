@@ -232,9 +232,9 @@ def test_deeply_nested_expressions_are_written_without_recursion() -> None:
     for _ in range(20_000):
         expr = ast.Repeat(ast.Choice((ast.Sequence((expr, ast.Literal("y"))), ast.Literal(""))),
                           0, 1, "?")
-    start = time.perf_counter()
+    start = time.process_time()
     text = to_lark(ast.GrammarAST((ast.Rule("root", expr),)), "root")
-    assert text.count(")?") == 20_000 and time.perf_counter() - start < 10
+    assert text.count(")?") == 20_000 and time.process_time() - start < 10
 
 
 @pytest.mark.parametrize(

@@ -201,8 +201,9 @@ class Reader:
 
     def canonical(self, child: Child) -> Child:
         """``child``, with a reference to a schema that is nothing but a local ``$ref`` (and
-        annotations, or up to draft 7 any siblings, which ``$ref`` overrides there) replaced by
-        its target, so every use of a definition shares one rule named after it."""
+        keywords that never constrain, or up to draft 7 any siblings, which ``$ref`` overrides
+        there) replaced by its target, so every use of a definition shares one rule named after
+        it."""
         seen = set()
         while len(child) == 1 and isinstance(child[0], Ref) and child[0].pointer not in seen:
             pointer = child[0].pointer
@@ -210,9 +211,10 @@ class Reader:
             schema = self.document.at(pointer)
             if not isinstance(schema, dict) or not isinstance(schema.get("$ref"), str):
                 break
-            # Up to draft 7, `$ref` makes its siblings ignored: the schema is an alias.
+            # Up to draft 7, `$ref` makes its siblings ignored: the schema is an alias; later,
+            # it is one when its siblings are annotations or keywords the converter ignores.
             if self.document.location(pointer).draft > 7 and not all(
-                    key == "$ref" or _is_annotation(key) for key in schema):
+                    key == "$ref" or key not in _HANDLED for key in schema):
                 break
             try:
                 target = self.document.resolve(pointer, schema["$ref"])
