@@ -5,6 +5,7 @@ from __future__ import annotations
 import subprocess
 import sys
 from pathlib import Path
+from unittest.mock import patch
 
 from hypothesis import given
 from hypothesis import strategies as st
@@ -58,6 +59,19 @@ def test_descent_agrees_with_the_lalr_tables(pieces: list[str]) -> None:
             assert table != "error"
             # reprs include the spans, which node equality leaves out
             assert repr(read) == repr(table)
+
+
+@given(st.lists(st.sampled_from((*PIECES, "[b-a]", "[\\d]", "{0,7}", "{9,2}")), min_size=1,
+                max_size=14))
+def test_plain_rules_get_the_diagnostics_of_the_lalr_path(pieces: list[str]) -> None:
+    """What the parser checks after the descent reader read a rule (references, bounds,
+    classes) is what it finds on the tokens after the LALR driver parsed it."""
+    text = "root ::= " + " ".join(pieces) + "\nx ::= \"x\"\n"
+    fast = parser.parse(text)
+    with patch.object(descent, "read_rule", return_value=None):
+        careful = parser.parse(text)
+    assert fast.diagnostics == careful.diagnostics
+    assert repr(fast.ast) == repr(careful.ast)
 
 
 def test_descent_reads_every_plain_rule_of_the_bundled_grammars() -> None:
