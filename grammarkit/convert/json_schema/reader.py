@@ -488,8 +488,9 @@ class _SchemaReader:
     # -- the whole schema ------------------------------------------------------------------
     def node(self) -> Node:
         schema = self.schema
-        if "$ref" in schema and self.draft <= 7:
-            return self.reference("$ref")
+        if "$ref" in schema and self.draft <= 7:  # `$ref` overrides its siblings
+            node = self.reference("$ref")
+            return node if self.exact else replace(node, exact=False)
         node = self.types()
         for keyword, build in (
             ("number", self.numbers),
