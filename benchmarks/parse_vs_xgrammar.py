@@ -11,14 +11,16 @@ Grammars (generated deterministically by :mod:`benchmarks.grammar_texts`, or con
 * ``schema:NAME``: what ``convert json-schema --lenient`` writes for ``benchmarks/schemas/NAME``
   (the biggest bundled one by default) and for each ``--schema FILE`` (e.g. SchemaStore's
   claude-code-settings.json, which converts to a ~1 MB grammar);
-* ``rules-250k`` (~10 MB) and ``class-10MB`` (one huge class), with ``--big`` only.
+* ``rules-250k`` (~10 MB), ``mixed-250k`` (~15 MB: the 250k rules of four shapes of
+  ``benchmarks/compile_vs_xgrammar.py``) and ``class-10MB`` (one huge class), with ``--big`` only.
 
 Library columns: CPU seconds (``time.process_time``, best of ``--repeat``) of grammarkit's
 ``parse`` (text to AST with diagnostics), ``lint`` (parse plus every lint rule), ``fmt`` (parse
 plus canonical printing, what ``fmt --check`` does), and xgrammar's ``Grammar.from_ebnf`` (its
 parser and normalisation passes), with the ratio grammarkit parse / xgrammar. Process columns:
 user+sys CPU seconds of the whole ``grammarkit lint FILE`` and ``grammarkit fmt --check FILE``
-commands (start-up included; ``--version`` shows the start-up alone).
+commands (start-up included; ``--version`` shows the start-up alone). ``parse MB``: how much
+the peak resident memory of a fresh process grows while it parses the grammar.
 
 Run: ``python benchmarks/parse_vs_xgrammar.py [--repeat N] [--big] [--schema FILE ...]``.
 """
@@ -79,6 +81,28 @@ def process_cpu(arguments: list[str], repeat: int) -> float:
     return min(times)
 
 
+_PEAK_SCRIPT = """
+import re, sys
+from pathlib import Path
+from grammarkit.ebnf.parser import parse
+
+def peak_kib():  # VmHWM: this process's own peak (ru_maxrss keeps the forking parent's)
+    return int(re.search(r"VmHWM:\\s*(\\d+)", Path("/proc/self/status").read_text()).group(1))
+
+text = open(sys.argv[1], encoding="utf-8").read()
+before = peak_kib()
+parse(text)
+print(peak_kib() - before)
+"""
+
+
+def parse_peak_mb(path: Path) -> float:
+    """How much a fresh process's peak resident memory grows while parsing the file."""
+    out = subprocess.run([sys.executable, "-c", _PEAK_SCRIPT, str(path)], capture_output=True,
+                         text=True, check=True).stdout
+    return int(out) / 1024
+
+
 def fmt(text: str) -> str:
     return print_grammar(parse(text).ast, text)
 
@@ -110,10 +134,13 @@ def main() -> None:
     ]
     cases += [(f"schema:{path.stem}", converted(path)) for path in [DEFAULT_SCHEMA, *args.schema]]
     if args.big:
-        cases += [("rules-250k", chained_rules(250_000)), ("class-10MB", big_class(10_000_000))]
+        from benchmarks.compile_vs_xgrammar import _mixed_rules
+
+        cases += [("rules-250k", chained_rules(250_000)), ("mixed-250k", _mixed_rules(250_000)[0]),
+                  ("class-10MB", big_class(10_000_000))]
     startup = process_cpu(["--version"], args.repeat)
     header = (f"{'grammar':<28}{'size':>9}{'parse':>8}{'lint':>8}{'fmt':>8}{'xgrammar':>10}"
-              f"{'ratio':>7}{'| lint cmd':>11}{'fmt --check':>12}")
+              f"{'ratio':>7}{'| lint cmd':>11}{'fmt --check':>12}{'parse MB':>10}")
     print("CPU seconds, best of", args.repeat, f"(library | whole command; start-up alone "
           f"{startup:.2f}s)")
     print(header)
@@ -132,7 +159,7 @@ def main() -> None:
             print(
                 f"{name:<28}{len(text) / 1e6:>7.2f}MB{ours:>7.2f}s{linted:>7.2f}s"
                 f"{formatted:>7.2f}s{theirs:>9.3f}s{ours / theirs:>6.1f}x"
-                f"{lint_command:>10.2f}s{fmt_command:>11.2f}s"
+                f"{lint_command:>10.2f}s{fmt_command:>11.2f}s{parse_peak_mb(path):>10.0f}"
             )
 
 

@@ -36,7 +36,9 @@ def test_max_chars_is_parsed_printed_and_enforced_when_matching() -> None:
     assert grammar.to_ebnf() == 'root ::= v ">"\nv[max_chars=2] ::= [a-z]*\n'
     assert grammar.matches("ab>") and not grammar.matches("abc>")
     recursive = Grammar.from_ebnf('root ::= v ">"\nv[max_chars=2] ::= "(" v ")" | [a-z]*')
+    assert recursive.matches("(ab)>") and not recursive.matches("abc>")
+    lazy = Grammar.from_ebnf('root ::= u\nu[lazy] ::= v ">"\nv[max_chars=2] ::= [a-z]*')
     with pytest.raises(GrammarError) as info:
-        recursive.matches("ab>")
+        lazy.matches("ab>")
     (d,) = info.value.diagnostics
-    assert d.code == "GK116" and d.position is not None and d.position.line == 2
+    assert d.code == "GK116" and d.position is not None and d.position.line == 3

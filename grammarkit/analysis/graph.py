@@ -6,7 +6,7 @@ Graphs are adjacency lists over nodes ``0..n-1``; nothing here recurses, so dept
 from __future__ import annotations
 
 import enum
-from collections.abc import Sequence
+from collections.abc import Callable, Iterable, Sequence
 
 from grammarkit.analysis.charset import EMPTY, CharSet
 
@@ -79,6 +79,34 @@ def union_fixpoint(successors: Sequence[Sequence[int]],
         for node in component:
             values[node] = value
     return values
+
+
+def union_fixpoint_from(
+    starts: Iterable[int],
+    successors: Callable[[int], Sequence[int]],
+    constant: Callable[[int], CharSet],
+) -> dict[int, CharSet]:
+    """:func:`union_fixpoint` for the nodes reachable from ``starts`` only, by node number.
+
+    ``successors`` and ``constant`` are asked once per reachable node; the values of the
+    reachable nodes are those of the whole graph's fixpoint, since none depends on the rest.
+    """
+    number: dict[int, int] = {}
+    order: list[int] = []
+    for node in starts:
+        if node not in number:
+            number[node] = len(order)
+            order.append(node)
+    edges: list[Sequence[int]] = []
+    for node in order:  # grows while it is read: a breadth-first search
+        targets = successors(node)
+        for target in targets:
+            if target not in number:
+                number[target] = len(order)
+                order.append(target)
+        edges.append([number[target] for target in targets])
+    values = union_fixpoint(edges, [constant(node) for node in order])
+    return dict(zip(order, values))
 
 
 class Gate(enum.Enum):

@@ -28,7 +28,7 @@ from grammarkit.analysis.charset import (
     END_ONLY,
     CharSet,
 )
-from grammarkit.analysis.graph import union_fixpoint
+from grammarkit.analysis.graph import union_fixpoint, union_fixpoint_from
 from grammarkit.ebnf import ast
 
 _OPAQUE = (ast.TagDispatch, ast.TokenSet, ast.TokenTagDispatch, ast.RegexMacro)
@@ -629,6 +629,108 @@ class GrammarProperties:
             root = graph.body[self.root]
             constants[root] = constants[root].union(END_ONLY)
         return union_fixpoint(inherits, constants)
+
+    def first_of(self, wanted: Iterable[int]) -> dict[int, CharSet]:
+        """:attr:`first` of the ``wanted`` nodes, found over only the nodes they depend on."""
+        wanted = list(wanted)
+        if "first" in self.__dict__:
+            return {node: self.first[node] for node in wanted}
+        graph, nullable = self.graph, self.maybe_nullable
+        nodes, target = graph.nodes, graph.target
+
+        def constant(node: int) -> CharSet:
+            expr = nodes[node]
+            if isinstance(expr, ast.RuleRef) and node not in target:
+                return ANY_CHAR
+            return _first_constant(expr)
+
+        found = union_fixpoint_from(
+            wanted, lambda node: self.first_position(node, nullable), constant)
+        return {node: found[node] for node in wanted}
+
+    def follow_of(self, wanted: Iterable[int]) -> dict[int, CharSet]:
+        """:attr:`follow` of the ``wanted`` nodes, found over only the nodes they depend on:
+        those they inherit from (their parents, references to their rule) and the siblings
+        that can come after them."""
+        wanted = list(wanted)
+        if "follow" in self.__dict__:
+            return {node: self.follow[node] for node in wanted}
+        graph, nullable = self.graph, self.maybe_nullable
+        types, children, nodes = graph.types, graph.children, graph.nodes
+        parents = self._parents
+        root_body = graph.body.get(self.root)
+        lookaheads = set(graph.lookahead.values())
+        # per needed node: the nodes it inherits from, the nodes whose FIRST it adds, and
+        # whether it follows anything (a looping dispatch, a lookahead) or ends the input
+        inherits: dict[int, list[int]] = {}
+        firsts: dict[int, list[int]] = {}
+        anything: set[int] = set()
+        pending = list(dict.fromkeys(wanted))
+        inherits.update((node, []) for node in pending)
+        while pending:
+            node = pending.pop()
+            heirs, after = inherits[node], firsts.setdefault(node, [])
+            if node in lookaheads:
+                anything.add(node)
+            for parent in parents.get(node, ()):
+                kind = types[parent]
+                if kind is ast.Sequence:
+                    kids = children[parent]
+                    for position, kid in enumerate(kids):
+                        if kid != node:
+                            continue
+                        for later in kids[position + 1:]:
+                            after.append(later)
+                            if not nullable[later]:
+                                break
+                        else:
+                            heirs.append(parent)
+                elif kind is ast.Repeat:
+                    heirs.append(parent)
+                    bound = nodes[parent].max  # type: ignore[union-attr]
+                    if bound is None or bound > 1:
+                        after.append(node)
+                elif kind is ast.Choice or parent in graph.target:
+                    heirs.append(parent)
+                elif nodes[parent].loop_after_dispatch:  # type: ignore[union-attr]
+                    anything.add(node)
+                else:
+                    heirs.append(parent)
+            for heir in heirs:
+                if heir not in inherits:
+                    inherits[heir] = []
+                    pending.append(heir)
+        first = self.first_of({kid for kids in firsts.values() for kid in kids})
+
+        def constant(node: int) -> CharSet:
+            if node in anything:
+                return ANY_CHAR_OR_END
+            value = END_ONLY if node == root_body else EMPTY
+            for kid in firsts[node]:
+                value = value.union(first[kid])
+            return value
+
+        found = union_fixpoint_from(inherits, inherits.__getitem__, constant)
+        return {node: found[node] for node in wanted}
+
+    @cached_property
+    def _parents(self) -> dict[int, list[int]]:
+        """Per node, the nodes whose FOLLOW it inherits from or learns from: its structural
+        parents, the references to its rule (of a body) and the dispatch macros entering it."""
+        graph = self.graph
+        parents: dict[int, list[int]] = {}
+        for node, kids in enumerate(graph.children):
+            for kid in dict.fromkeys(kids) if graph.shared else kids:
+                parents.setdefault(kid, []).append(node)
+        for node, body in graph.target.items():
+            parents.setdefault(body, []).append(node)
+        for dispatch in (ast.TagDispatch, ast.TokenTagDispatch):
+            for node in graph.of_type(dispatch):
+                names = dict.fromkeys(name for _, name in graph.nodes[node].tags)  # type: ignore[union-attr]
+                for name in names:
+                    if name in graph.body:
+                        parents.setdefault(graph.body[name], []).append(node)
+        return parents
 
     @cached_property
     def ends_input(self) -> list[bool]:

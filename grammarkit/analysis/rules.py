@@ -26,7 +26,7 @@ from grammarkit.analysis.properties import (
 from grammarkit.diagnostics import Diagnostic, Severity, warning
 from grammarkit.ebnf import ast
 from grammarkit.ebnf.escapes import class_char, decode_escape
-from grammarkit.ebnf.lexer import tokenize
+from grammarkit.ebnf.lexer import GkToken, tokenize
 from grammarkit.source import SourceText
 
 HUGE_BOUND = 10_000
@@ -680,11 +680,15 @@ def lookahead_never_follows(ctx: LintContext) -> Iterator[Diagnostic]:
     """A lookahead ``(= ...)`` that nothing following its rule can ever start with."""
     props = ctx.properties
     graph = props.graph
-    for name, node in graph.lookahead.items():
-        if props.maybe_nullable[node]:
-            continue
-        follow = props.follow[graph.body[name]]
-        if follow and not props.first[node].intersects(follow):
+    checked = {name: node for name, node in graph.lookahead.items()
+               if not props.maybe_nullable[node]}
+    if not checked:
+        return
+    follows = props.follow_of(graph.body[name] for name in checked)
+    firsts = props.first_of(checked.values())
+    for name, node in checked.items():
+        follow = follows[graph.body[name]]
+        if follow and not firsts[node].intersects(follow):
             only = "only the end of the input" if follow.intervals == ((END, END),) else (
                 "text that never starts like it")
             yield warning(
@@ -697,9 +701,9 @@ def lookahead_never_follows(ctx: LintContext) -> Iterator[Diagnostic]:
 @_rule("GK212", "greedy-hex-escape")
 def greedy_hex_escape(ctx: LintContext) -> Iterator[Diagnostic]:
     """A ``\\x`` escape that swallows more than two hex digits (``"\\x41B"`` is U+041B)."""
-    if ctx.source is None or not _LONG_HEX_ESCAPE.search(ctx.source.text):
+    if ctx.source is None:
         return
-    for token in tokenize(ctx.source.text).tokens:
+    for token in _tokens_around(ctx, _LONG_HEX_ESCAPE.finditer(ctx.source.text)):
         if token.type not in ("STRING", "CLASS"):
             continue
         raw: str = token.value
@@ -724,6 +728,26 @@ def greedy_hex_escape(ctx: LintContext) -> Iterator[Diagnostic]:
                     f"write `\\u00{digits[:2]}{digits[2:]}` for the character then "
                     f"`{digits[2:]}`, or `{wide}` for U+{point:04X}")
             i += length
+
+
+def _tokens_around(ctx: LintContext, hits: Iterator[re.Match[str]]) -> Iterator[GkToken]:
+    """The tokens of the rules where ``hits`` (matches in the text) are, each rule scanned on
+    its own (a rule's tokens are the same read alone: it starts a line with its name)."""
+    assert ctx.source is not None
+    text = ctx.source.text
+    spans = [rule.span for rule in ctx.grammar.rules if rule.span is not None]
+    starts = [span.start for span in spans]
+    scanned = -1
+    for hit in hits:
+        k = bisect_right(starts, hit.start()) - 1
+        if k <= scanned or hit.start() >= spans[k].end:
+            continue
+        scanned = k
+        base = spans[k].start
+        for token in tokenize(text[base : spans[k].end]).tokens[:-1]:  # without `$END`
+            token.start += base
+            token.end += base
+            yield token
 
 
 # -- GK214 ---------------------------------------------------------------------------------------

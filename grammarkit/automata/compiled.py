@@ -33,15 +33,16 @@ Memory ceiling
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Collection, Container, Sequence
 from typing import TYPE_CHECKING, Any, Generic, Protocol, TypeVar
 
 from grammarkit._gc import paused_gc
+from grammarkit.automata.byte_facts import ByteFacts
 from grammarkit.automata.char_budget import CharBudgetSubsets, size_of
 from grammarkit.automata.determinize import Automaton, determinize, minimize
 from grammarkit.automata.interval_subsets import Fragmented, IntervalSubsets
 from grammarkit.automata.lazy_dfa import PlainSubsets, Positions, SubsetBuilder, clamped
-from grammarkit.automata.nfa import NFA, Budget, Loop, TokenEdge
+from grammarkit.automata.nfa import NFA, Loop, TokenEdge
 from grammarkit.diagnostics import GrammarError, error
 
 if TYPE_CHECKING:
@@ -70,6 +71,9 @@ _INTERVALS_AFTER = 4
 times its NFA's size in positions (large sets that keep coming: a chain of optional items;
 an alternation's sets shrink as bytes are read and never get there)."""
 
+_CONTINUATION_BYTES = (0x80, 0xBF)
+"""Bytes that continue a UTF-8 character."""
+
 E = TypeVar("E")
 
 
@@ -79,6 +83,10 @@ class RuleSource(Protocol):
     def __getitem__(self, rule: int, /) -> NFA | Automaton: ...
 
     def __len__(self) -> int: ...
+
+    def byte_facts(self, nullable: Container[int], /) -> ByteFacts:
+        """The byte ranges and FOLLOW sets of every rule, given the nullable ones."""
+        ...
 
 
 class LazyEdges(Generic[E]):
@@ -131,17 +139,21 @@ class CompiledGrammar:
         Per rule, its NFA (determinized on demand) or an already deterministic automaton;
         ``rules[r]`` is read when rule ``r`` is first reached (it may compile the rule then).
     nullable
-        The rules that derive the empty string.
+        The rules that derive the empty string (possibly decided as they are asked for).
     spans
         Where each rule is defined (for the memory-ceiling diagnostic).
     char_budgets
         ``{rule: N}`` for rules with ``max_chars=N`` (flattened NFAs; see
         :mod:`grammarkit.automata.char_budget`).
+    char_deadlines
+        ``{rule: N}`` for rules with ``max_chars=N`` compiled as ordinary rules, whose budgets
+        the recognizer enforces (:mod:`grammarkit.automata.char_deadlines`).
     """
 
     def __init__(self, rule_names: Sequence[str], root: int, rules: RuleSource,
-                 nullable: frozenset[int], spans: Sequence[Span | None],
-                 char_budgets: dict[int, int] | None = None):
+                 nullable: Collection[int], spans: Sequence[Span | None],
+                 char_budgets: dict[int, int] | None = None,
+                 char_deadlines: dict[int, int] | None = None):
         self.rule_names = tuple(rule_names)
         self.root = root
         self.nullable = nullable
@@ -151,6 +163,8 @@ class CompiledGrammar:
         self._builders: list[SubsetBuilder | IntervalSubsets | CharBudgetSubsets | None] = (
             [None] * len(self._rules))
         self._char_budgets = char_budgets or {}
+        self.char_deadlines = char_deadlines or {}
+        self._facts: ByteFacts | None = None
         self._index: dict[tuple[int, Content], int] = {}
         self._content: list[Content | None] = []
         self._bytes: list[ByteEdges | None] = []
@@ -404,32 +418,16 @@ class CompiledGrammar:
         """Per rule (the pseudo-rule last): the bytes that can come right after it completes.
 
         256-bit ints over any context in the grammar, closed over rules that complete at once
-        with the rule; computed on the NFAs, counters ignored (a superset, never built lazily).
+        with the rule; read off the rule bodies, counters ignored (a superset, see
+        :mod:`grammarkit.automata.byte_facts`; no rule is compiled for it).
         """
-        nfas = [r if isinstance(r, NFA) else _as_nfa(r) for r in self._all_rules()]
-        count = self.num_rules + 1
-        first = [0] * count  # FIRST sets: own bytes, then those of rules called first
-        first_users: list[set[int]] = [set() for _ in range(count)]
-        for rule, nfa in enumerate(nfas):
-            bits, called = _scannable(nfa, _loose_closure(nfa, [nfa.start], self.nullable))
-            first[rule] = bits
-            for callee in called:
-                first_users[callee].add(rule)
-        _propagate(first, first_users)
-        follow = [0] * count
-        heirs: list[set[int]] = [set() for _ in range(count)]  # rule -> callees ending it
-        for rule, nfa in enumerate(nfas):
-            for s in range(nfa.num_states):
-                for callee, target in nfa.call_edges[s]:
-                    after = _loose_closure(nfa, [target], self.nullable)
-                    bits, called = _scannable(nfa, after)
-                    for other in called:
-                        bits |= first[other]
-                    follow[callee] |= bits
-                    if not after.isdisjoint(nfa.finals):
-                        heirs[rule].add(callee)
-        _propagate(follow, heirs)
-        return follow
+        return list(self._byte_facts().follow)
+
+    def _byte_facts(self) -> ByteFacts:
+        if self._facts is None:
+            with paused_gc():
+                self._facts = self._rules.byte_facts(self.nullable)
+        return self._facts
 
     def _all_rules(self) -> list[NFA | Automaton]:
         """Every rule's automaton before determinization (compiling the rules not reached yet)."""
@@ -478,12 +476,12 @@ class CompiledGrammar:
     def byte_ranges(self) -> set[tuple[int, int]]:
         """Every byte range some edge of some rule may carry (unbuilt automata included).
 
-        Bytes lying in exactly the same ranges are never told apart by the grammar.
+        Bytes lying in exactly the same ranges are never told apart by the grammar. Read off
+        the rule bodies (no rule is compiled for it).
         """
-        ranges: set[tuple[int, int]] = set()
-        for source in self._all_rules():
-            for edges in source.byte_edges:
-                ranges.update((lo, hi) for lo, hi, _ in edges)
+        ranges = set(self._byte_facts().byte_ranges)
+        if self._char_budgets:  # a spent budget stops before bytes that start a character
+            ranges.add(_CONTINUATION_BYTES)
         return ranges
 
     def rule_states(self, rule: int) -> list[int]:
@@ -543,53 +541,3 @@ def _byte_range(lo: int, hi: int) -> str:
         return c if c.isprintable() and b < 0x7F and c not in "[]-\\'" else f"\\x{b:02x}"
 
     return f"'{show(lo)}'" if lo == hi else f"[{show(lo)}-{show(hi)}]"
-
-
-def _as_nfa(automaton: Automaton) -> NFA:
-    nfa = NFA(Budget(automaton.num_states))
-    nfa.start, nfa.finals = automaton.to_nfa(nfa)
-    return nfa
-
-
-def _loose_closure(nfa: NFA, seeds: list[int], nullable: frozenset[int]) -> set[int]:
-    """States reachable from ``seeds`` consuming nothing, counters ignored (a superset)."""
-    seen = set(seeds)
-    stack = list(seeds)
-    while stack:
-        s = stack.pop()
-        found = list(nfa.epsilon[s])
-        found += [t for r, t in nfa.call_edges[s] if r in nullable]
-        if s in nfa.push:
-            found.append(nfa.push[s][1])
-        if s in nfa.step:
-            found += nfa.step[s][1:]
-        for t in found:
-            if t not in seen:
-                seen.add(t)
-                stack.append(t)
-    return seen
-
-
-def _scannable(nfa: NFA, states: set[int]) -> tuple[int, set[int]]:
-    """Bytes ``states`` can scan (a 256-bit int), and the rules they call."""
-    bits = 0
-    called: set[int] = set()
-    for s in states:
-        for lo, hi, _ in nfa.byte_edges[s]:
-            bits |= ((1 << (hi + 1 - lo)) - 1) << lo
-        for rule, _ in nfa.call_edges[s]:
-            called.add(rule)
-    return bits, called
-
-
-def _propagate(bits: list[int], users: list[set[int]]) -> None:
-    """Close ``bits`` under ``bits[u] |= bits[r]`` for every ``u`` in ``users[r]`` (a worklist)."""
-    pending = [r for r in range(len(bits)) if bits[r] and users[r]]
-    while pending:
-        rule = pending.pop()
-        value = bits[rule]
-        for user in users[rule]:
-            merged = bits[user] | value
-            if merged != bits[user]:
-                bits[user] = merged
-                pending.append(user)

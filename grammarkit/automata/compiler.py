@@ -1,14 +1,16 @@
 """AST to :class:`~grammarkit.automata.compiled.CompiledGrammar`, rule by rule as inputs reach them.
 
-Up front, in time linear in the grammar: the rules reachable from the root (``GK103`` for an
-undefined reference), which of them derive the empty string (on the AST), the patterns of every
-``Regex`` (so an invalid one fails at once), and the flattened automata of ``[lazy]`` rules. Each
-other rule is compiled the first time the recognizer or the decoder asks for it
-(:class:`RuleAutomata`):
+Up front, in one lean walk over the reachable rule bodies: the rules reachable from the root
+(``GK103`` for an undefined reference), the patterns of every ``Regex`` (so an invalid one
+fails at once), and the flattened automata of ``[lazy]`` rules. Which rules derive the empty
+string is decided per rule when first asked (:class:`Nullability`). Each other rule is
+compiled the first time the recognizer or the decoder asks for it (:class:`RuleAutomata`):
 
 1. **Construct** an NFA from the rule body (:mod:`grammarkit.automata.construct`); large
    bounded repetitions become counted loops instead of unrolled copies, literal alternatives
-   tries.
+   tries. Alternatives that are bare references are replaced by the alternatives of the rules
+   they name (a union: a chain ``ri ::= "w..." | r(i+1)`` becomes one choice), and small rules
+   without calls are built in place of their references instead of being built and copied.
 2. **Flatten lazy rules** (``name[lazy] ::= ...``, done up front): expand every rule they
    reference (which must not recurse), determinize, then cut the edges leaving final states, so
    the rule ends at the first point where it can (xgrammar 0.2.8's shortest-match semantics).
@@ -17,7 +19,9 @@ other rule is compiled the first time the recognizer or the decoder asks for it
    whole text of the rule; they are never inlined into their callers.
 3. **Inline** small rules into their callers (as xgrammar does), a callee's own calls first, to
    a bounded depth: chains of small rules collapse, and asking for one rule of a 250,000-rule
-   chain compiles a handful; calls to larger or recursive rules stay call edges.
+   chain compiles a handful; calls to larger or recursive rules stay call edges, and so do
+   calls to rules with ``max_tokens`` (the decoder knows their items by their rule, see
+   :mod:`grammarkit.decode.token_budget`).
 4. **Eliminate tail self-calls**: ``x ::= "a" x | "b"`` becomes a loop, so right-recursive lists
    and string bodies are plain automaton loops instead of ever-deeper calls.
 
@@ -33,10 +37,11 @@ limit of its own.
 from __future__ import annotations
 
 import gc
-from collections.abc import Callable
+from collections.abc import Callable, Container, Iterator
 from typing import Any
 
 from grammarkit._gc import paused_gc
+from grammarkit.automata.byte_facts import ByteFacts
 from grammarkit.automata.char_budget import budgeted_rule_names
 from grammarkit.automata.compiled import CompiledGrammar
 from grammarkit.automata.construct import build_expression
@@ -63,8 +68,13 @@ INLINE_DEPTH = 8
 """How deep inlining looks into the callees of a callee (bounds the work of one request)."""
 
 
-def compile_grammar(grammar: ast.GrammarAST, root: str = "root") -> CompiledGrammar:
+def compile_grammar(grammar: ast.GrammarAST, root: str = "root",
+                    char_deadlines: bool = False) -> CompiledGrammar:
     """Prepare the rules reachable from ``root``; each is compiled when first reached.
+
+    With ``char_deadlines``, budgeted rules are compiled as ordinary rules (never inlined into
+    their callers) and their budgets are left to the recognizer
+    (:mod:`grammarkit.automata.char_deadlines`) instead of being built into their automata.
 
     Raises
     ------
@@ -75,21 +85,25 @@ def compile_grammar(grammar: ast.GrammarAST, root: str = "root") -> CompiledGram
         A rule beyond the memory ceiling raises ``GK121`` when it is first reached.
     """
     with paused_gc():  # many small lists, no cycles: collections only slow it down
-        return _compile(grammar, root)
+        return _compile(grammar, root, char_deadlines)
 
 
-def _compile(grammar: ast.GrammarAST, root: str) -> CompiledGrammar:
+def _compile(grammar: ast.GrammarAST, root: str, char_deadlines: bool) -> CompiledGrammar:
     rules = grammar.rule_map()
     if root not in rules:
         raise GrammarError([error("GK105", f"the root rule `{root}` is not defined", None,
                                   f"define `{root} ::= ...`")])
     regex: dict[ast.RegexMacro, ast.Expr] = {}
-    names, facts = _reachable_facts(rules, root, regex)
+    names = _reachable(rules, root, regex)
     nodes = [rules[name] for name in names]
-    automata = RuleAutomata(nodes, regex)
-    nullable = _nullable_rules(names, facts, [rule.body for rule in nodes], regex)
-    return CompiledGrammar(names, automata.rule_ids[root], automata, nullable,
-                           [rule.name_span or rule.span for rule in nodes], automata.budgeted)
+    automata = RuleAutomata(nodes, regex, flatten_budgeted=not char_deadlines)
+    nullable = Nullability([rule.body for rule in nodes], automata.rule_ids, regex)
+    spans = [rule.name_span or rule.span for rule in nodes]
+    if char_deadlines:
+        return CompiledGrammar(names, automata.rule_ids[root], automata, nullable, spans,
+                               char_deadlines=automata.budgeted)
+    return CompiledGrammar(names, automata.rule_ids[root], automata, nullable, spans,
+                           automata.budgeted)
 
 
 class RuleAutomata:
@@ -99,7 +113,8 @@ class RuleAutomata:
     is the number of rules. Lazy rules are flattened when this object is made.
     """
 
-    def __init__(self, rules: list[ast.Rule], regex: dict[ast.RegexMacro, ast.Expr]):
+    def __init__(self, rules: list[ast.Rule], regex: dict[ast.RegexMacro, ast.Expr],
+                 flatten_budgeted: bool = True):
         self.rules = rules
         self.rule_ids = {rule.name: i for i, rule in enumerate(rules)}
         self.budget = Budget(MAX_STATES)
@@ -109,17 +124,27 @@ class RuleAutomata:
         self._own = [-1] * len(rules)  # how many states the rule had before inlining
         self._done = [False] * len(rules)
         self._busy: set[int] = set()
-        self._lazy = {i for i, rule in enumerate(rules) if _is_lazy(rule)}
+        self._inlines = flatten_budgeted  # with deadlines, every rule keeps its own items
+        self._leaf_bodies: dict[int, ast.Expr | None] = {}
+        self._union_budget = 2 * len(rules) + 1000
+        """How many rule bodies :meth:`_union_body` may still pull into others (bounds the
+        work of many rules sharing one long chain)."""
+        attributed = [(i, rule) for i, rule in enumerate(rules) if rule.attributes]
+        self._lazy = {i for i, rule in attributed if _is_lazy(rule)}
         self._lazy_source: dict[int, NFA] = {}
         self._unrolled = (set(_reachable_ids(rules, self.rule_ids, sorted(self._lazy)))
                           if self._lazy else set())
-        self.budgeted = {self.rule_ids[name]: n for name, n in budgeted_rule_names(rules).items()}
+        self.budgeted = {self.rule_ids[name]: n for name, n in
+                         budgeted_rule_names([rule for _, rule in attributed]).items()}
         """``{rule: N}`` for the rules with ``max_chars=N``."""
+        self._kept_calls = set(self.budgeted) | {
+            i for i, rule in enumerate(rules) if _has_token_budget(rule)}
+        """Rules never inlined: those with ``max_chars`` or ``max_tokens``."""
         for i in sorted(self._lazy):
             if self.budgeted:
                 self._check_no_budget_inside_lazy(i)
             self._base(i)
-        for i in self.budgeted:
+        for i in self.budgeted if flatten_budgeted else ():
             nfa = self._nfas[i] = self._flattened_budgeted(i)
             self._own[i] = nfa.num_states
 
@@ -138,6 +163,10 @@ class RuleAutomata:
         nfa = self._nfas[rule]
         assert nfa is not None
         return nfa
+
+    def byte_facts(self, nullable: Container[int]) -> ByteFacts:
+        """The byte ranges and FOLLOW sets of every rule, read off their bodies."""
+        return ByteFacts(self.rules, self.rule_ids, nullable, self.expand)
 
     def expand(self, node: ast.RegexMacro) -> ast.Expr:
         """The expression of a ``Regex`` macro (cached)."""
@@ -165,12 +194,64 @@ class RuleAutomata:
         node = self.rules[rule]
         nfa = NFA(self.budget)
         try:
-            nfa.start, end = build_expression(nfa, node.body, self.rule_ids, self.expand,
-                                              unroll=rule in self._unrolled)
+            nfa.start, end = build_expression(nfa, self._union_body(rule), self.rule_ids,
+                                              self.expand,
+                                              unroll=rule in self._unrolled,
+                                              inline=self._leaf_body)
         except BudgetExceeded:
             raise _too_large(node) from None
         nfa.finals = {end}
         return nfa
+
+    def _union_body(self, rule: int) -> ast.Expr:
+        """``rule``'s body with each alternative that is a bare reference replaced by the
+        alternatives of the rule it names, transitively.
+
+        ``x ::= "a" | y`` and ``y ::= "b" | z`` make ``x ::= "a" | "b" | z``'s alternatives:
+        a union, so a rule met again adds nothing (recursion through bare alternatives
+        included), and a chain of 100,000 such rules becomes one choice (its literals one
+        trie) instead of 100,000 rules all predicted at the first byte. Lazy rules and rules
+        with ``max_chars`` or ``max_tokens`` stay calls; all rules together pull in at most :attr:`_union_budget` bodies.
+        Only choices are read so; a body that is one reference is inlined as usual.
+        """
+        body = self.rules[rule].body
+        if (not isinstance(body, ast.Choice) or self._union_budget <= 0 or not self._inlines
+                or not any(type(a) is ast.RuleRef for a in body.alternatives)):
+            return body  # a body that is one reference is left to inlining
+        alternatives = body.alternatives
+        seen = {rule}
+        kept: list[ast.Expr] = []
+        stack = list(reversed(alternatives))
+        while stack:
+            node = stack.pop()
+            callee = self.rule_ids.get(node.name) if type(node) is ast.RuleRef else None
+            if callee is None:
+                kept.append(node)
+            elif callee in seen:
+                continue  # already in the union
+            elif callee in self._lazy or callee in self._kept_calls or self._union_budget <= 0:
+                kept.append(node)
+            else:
+                seen.add(callee)
+                self._union_budget -= 1
+                inner = self.rules[callee].body
+                stack.extend(reversed(inner.alternatives if isinstance(inner, ast.Choice)
+                                      else (inner,)))
+        return kept[0] if len(kept) == 1 else ast.Choice(tuple(kept), body.span)
+
+    def _leaf_body(self, name: str) -> ast.Expr | None:
+        """The body of rule ``name`` if it is small and calls nothing (then it is built in
+        place of each reference, as inlining would copy it), else ``None``."""
+        rule = self.rule_ids.get(name)
+        if rule is None:
+            return None
+        if rule not in self._leaf_bodies:
+            body = self.rules[rule].body
+            self._leaf_bodies[rule] = (
+                body if (self._inlines and rule not in self._lazy
+                         and rule not in self._kept_calls
+                         and _small_leaf(body, INLINE_LIMIT)) else None)
+        return self._leaf_bodies[rule]
 
     def _flattened(self, rule: int) -> NFA:
         """Lazy ``rule`` as one automaton (lazy rules it calls are flattened first)."""
@@ -266,7 +347,11 @@ class RuleAutomata:
         if bound is not None and nfa.num_states > bound:
             return False
         own = self._own[rule]
-        if depth == 0 and any(nfa.call_edges[p] for p in range(self._next[rule], own)):
+        if not self._next[rule] and not any(nfa.call_edges):  # no calls: nothing to inline
+            self._next[rule] = own
+            self._done[rule] = True
+            return True
+        if depth == 0 and any(nfa.call_edges[self._next[rule]:own]):
             return False
         self._busy.add(rule)
         try:
@@ -277,7 +362,7 @@ class RuleAutomata:
                 if nfa.call_edges[p]:
                     kept = []
                     for callee, q in nfa.call_edges[p]:
-                        if (callee == rule or callee in self.budgeted
+                        if (callee == rule or callee in self._kept_calls or not self._inlines
                                 or self._base(callee).num_states > limit
                                 or (callee not in self._busy  # busy: inlined as it stands
                                     and not self._advance(callee, limit, depth - 1))):
@@ -300,13 +385,48 @@ class RuleAutomata:
             raise _too_large(self.rules[rule]) from None
         finally:
             self._busy.discard(rule)
-        _eliminate_tail_calls(nfa, rule)
+        if self._inlines:
+            _eliminate_tail_calls(nfa, rule)
         self._done[rule] = True
         return True
 
 
+def _small_leaf(body: ast.Expr, limit: int) -> bool:
+    """Whether ``body`` references no rule and builds at most about ``limit`` NFA states.
+
+    Only literals, classes, sequences, choices and ``?``/``*``/``+`` qualify (nothing that is
+    unrolled, expanded or dispatched).
+    """
+    size = 0
+    stack: list[Any] = [body]
+    while stack:
+        node = stack.pop()
+        kind = type(node)
+        if kind is ast.Literal:
+            size += len(node.value) + 1
+        elif kind is ast.CharClass:
+            size += 2 + 2 * len(node.ranges) + (4 if node.negated else 0)
+        elif kind is ast.Sequence:
+            stack.extend(node.items)
+        elif kind is ast.Choice:
+            size += 2
+            stack.extend(node.alternatives)
+        elif kind is ast.Repeat and node.min <= 1 and node.max in (1, None):
+            size += 2
+            stack.append(node.item)
+        else:
+            return False
+        if size > limit:
+            return False
+    return True
+
+
 def _is_lazy(rule: ast.Rule) -> bool:
     return any(a.key == "lazy" for a in rule.attributes)
+
+
+def _has_token_budget(rule: ast.Rule) -> bool:
+    return any(a.key == "max_tokens" for a in rule.attributes)
 
 
 def _too_large(rule: ast.Rule) -> GrammarError:
@@ -414,35 +534,53 @@ disjunction would grow past :data:`_MAX_TERMS`)."""
 _MAX_TERMS = 16
 
 
-def _reachable_facts(rules: dict[str, ast.Rule], root: str,
-                     regex: dict[ast.RegexMacro, ast.Expr]) -> tuple[list[str], list[Formula]]:
-    """The rules reachable from ``root`` (definition order) and, per rule, when it is nullable.
+def _reachable(rules: dict[str, ast.Rule], root: str,
+               regex: dict[ast.RegexMacro, ast.Expr]) -> list[str]:
+    """The rules reachable from ``root``, in definition order.
 
-    One walk over each reachable body finds its references (``GK103`` for an undefined one),
-    expands its ``Regex`` macros (raising their errors) and summarizes its nullability.
+    One walk over each reachable body finds its references (``GK103`` for an undefined one)
+    and expands its ``Regex`` macros (raising their errors).
     """
     seen = {root}
-    stack = [root]
-    facts: dict[str, Formula] = {}
-    while stack:
-        name = stack.pop()
-        references: list[tuple[str, ast.Span | None]] = []
+    pending = [root]
 
-        def reference(callee: str, span: ast.Span | None,
-                      found: list[tuple[str, ast.Span | None]] = references) -> Formula:
-            found.append((callee, span))
-            return (frozenset((callee,)),)
+    def reach(callee: str, span: ast.Span | None) -> None:
+        if callee not in rules:
+            raise GrammarError([error("GK103", f"rule `{callee}` is not defined", span,
+                                      f"define it with `{callee} ::= ...`")])
+        seen.add(callee)
+        pending.append(callee)
 
-        facts[name] = _summary(rules[name].body, regex, reference)
-        for callee, span in references:
-            if callee not in rules:
-                raise GrammarError([error("GK103", f"rule `{callee}` is not defined", span,
-                                          f"define it with `{callee} ::= ...`")])
-            if callee not in seen:
-                seen.add(callee)
-                stack.append(callee)
-    names = [name for name in rules if name in seen]
-    return names, [facts[name] for name in names]
+    literal, char_class, rule_ref = ast.Literal, ast.CharClass, ast.RuleRef
+    sequence, choice, repeat = ast.Sequence, ast.Choice, ast.Repeat
+    while pending:
+        stack: list[Any] = [rules[pending.pop()].body]
+        pop, extend = stack.pop, stack.extend
+        while stack:
+            node = pop()
+            kind = type(node)
+            if kind is literal or kind is char_class:
+                continue
+            if kind is rule_ref:
+                name = node.name
+                if name not in seen:
+                    if name not in rules:
+                        reach(name, node.span)
+                    seen.add(name)
+                    pending.append(name)
+            elif kind is sequence:
+                extend(node.items)
+            elif kind is choice:
+                extend(node.alternatives)
+            elif kind is repeat:
+                stack.append(node.item)
+            elif kind is ast.RegexMacro:
+                _expanded(node, regex)
+            elif kind is ast.TagDispatch or kind is ast.TokenTagDispatch:
+                for _, callee in node.tags:
+                    if callee not in seen:
+                        reach(callee, node.span)
+    return [name for name in rules if name in seen]
 
 
 _VISIT, _COMBINE, _ALWAYS = 0, 1, 2
@@ -521,46 +659,140 @@ def _any(parts: list[Formula]) -> Formula:
     return tuple(terms) if terms else False
 
 
-def _nullable_rules(names: list[str], facts: list[Formula], bodies: list[ast.Expr],
-                    regex: dict[ast.RegexMacro, ast.Expr]) -> frozenset[int]:
-    """The rules that derive the empty string: their formulas solved as Horn clauses."""
-    ids = {name: i for i, name in enumerate(names)}
-    nullable = [False] * len(names)
-    waiting: list[list[tuple[int, int]]] = [[] for _ in names]  # rule -> (caller, term) needing it
-    missing: list[list[int]] = [[] for _ in names]  # per rule and term: names not nullable yet
-    opaque_users: list[list[int]] = [[] for _ in names]
-    pending: list[int] = []
-    recheck: set[int] = set()
-    for rule, formula in enumerate(facts):
-        if formula is True:
-            pending.append(rule)
-        elif formula is None:
-            recheck.add(rule)
-            for used in {ids[n] for n, _ in ast.referenced_rules(bodies[rule])}:
-                opaque_users[used].append(rule)
-        elif formula:
-            assert isinstance(formula, tuple)
-            for term, needed in enumerate(formula):
-                missing[rule].append(len(needed))
-                for name in needed:
-                    waiting[ids[name]].append((rule, term))
-    while pending or recheck:
-        while pending:
-            rule = pending.pop()
-            if nullable[rule]:
+class Nullability:
+    """The rules that derive the empty string, a container of rule numbers decided lazily.
+
+    A rule is decided the first time it is asked for: its body's :data:`Formula`, and those of
+    the undecided rules the formula depends on (transitively), solved together as Horn
+    clauses. Most rules decide on their own body (a literal first), so a grammar costs the
+    rules inputs reach, not a walk over all of them.
+    """
+
+    def __init__(self, bodies: list[ast.Expr], rule_ids: dict[str, int],
+                 regex: dict[ast.RegexMacro, ast.Expr]):
+        self._bodies = bodies
+        self._ids = rule_ids
+        self._regex = regex
+        self._known: list[bool | None] = [None] * len(bodies)
+        self._formulas: dict[int, Formula] = {}
+
+    def __contains__(self, rule: object) -> bool:
+        if not isinstance(rule, int) or not 0 <= rule < len(self._known):
+            return False
+        known = self._known[rule]
+        if known is None:
+            self._solve(rule)
+            known = self._known[rule]
+            assert known is not None
+        return known
+
+    def __iter__(self) -> Iterator[int]:
+        return (rule for rule in range(len(self._known)) if rule in self)
+
+    def __len__(self) -> int:
+        return sum(1 for _ in self)
+
+    def _formula(self, rule: int) -> Formula:
+        if rule in self._formulas:
+            return self._formulas[rule]
+        body = self._bodies[rule]
+        plain, found = _plain_formula(body)
+        if not plain:
+            found = _summary(body, self._regex, lambda name, _span: (frozenset((name,)),))
+        self._formulas[rule] = found
+        return found
+
+    def _depends(self, rule: int, formula: Formula) -> set[int]:
+        if formula is None:
+            return {self._ids[n] for n, _ in ast.referenced_rules(self._bodies[rule])}
+        assert isinstance(formula, tuple)
+        return {self._ids[name] for term in formula for name in term}
+
+    def _solve(self, first: int) -> None:
+        """Decide ``first`` and the undecided rules it depends on."""
+        known, ids = self._known, self._ids
+        group = []
+        inside = {first}
+        stack = [first]
+        while stack:
+            rule = stack.pop()
+            group.append(rule)
+            formula = self._formula(rule)
+            if formula is True or formula is False:
                 continue
-            nullable[rule] = True
-            for caller, term in waiting[rule]:
-                missing[caller][term] -= 1
-                if not missing[caller][term]:
-                    pending.append(caller)
-            recheck.update(r for r in opaque_users[rule] if not nullable[r])
-        if recheck:
-            rule = recheck.pop()
-            if not nullable[rule] and _derives_empty(
-                    bodies[rule], lambda name: nullable[ids[name]], regex):
+            for used in self._depends(rule, formula):
+                if known[used] is None and used not in inside:
+                    inside.add(used)
+                    stack.append(used)
+        nullable = dict.fromkeys(group, False)
+        waiting: dict[int, list[tuple[int, int]]] = {rule: [] for rule in group}
+        missing: dict[int, list[int]] = {rule: [] for rule in group}
+        opaque_users: dict[int, list[int]] = {rule: [] for rule in group}
+        pending: list[int] = []
+        recheck: set[int] = set()
+        for rule in group:
+            formula = self._formula(rule)
+            if formula is True:
                 pending.append(rule)
-    return frozenset(i for i, yes in enumerate(nullable) if yes)
+            elif formula is None:
+                recheck.add(rule)
+                for used in self._depends(rule, formula) & inside:
+                    opaque_users[used].append(rule)
+            elif formula:
+                assert isinstance(formula, tuple)
+                for term, needed in enumerate(formula):
+                    count = 0
+                    for used in {ids[name] for name in needed}:
+                        if used in inside:
+                            count += 1
+                            waiting[used].append((rule, term))
+                        elif not known[used]:
+                            count = len(group) + 1  # a rule decided not nullable: never
+                    missing[rule].append(count)
+                    if not count:
+                        pending.append(rule)
+
+        def value(name: str) -> bool:
+            used = ids[name]
+            return nullable[used] if used in inside else bool(known[used])
+
+        while pending or recheck:
+            while pending:
+                rule = pending.pop()
+                if nullable[rule]:
+                    continue
+                nullable[rule] = True
+                for caller, term in waiting[rule]:
+                    missing[caller][term] -= 1
+                    if not missing[caller][term]:
+                        pending.append(caller)
+                recheck.update(r for r in opaque_users[rule] if not nullable[r])
+            if recheck:
+                rule = recheck.pop()
+                if not nullable[rule] and _derives_empty(self._bodies[rule], value,
+                                                         self._regex):
+                    pending.append(rule)
+        for rule, yes in nullable.items():
+            known[rule] = yes
+
+
+def _plain_formula(body: ast.Expr) -> tuple[bool, Formula]:
+    """``(True, formula)`` for a body whose alternatives each start with a character or are a
+    bare reference (most rules), read off directly; ``(False, None)`` for any other body."""
+    terms = []
+    for alternative in body.alternatives if isinstance(body, ast.Choice) else (body,):
+        first = (alternative.items[0] if isinstance(alternative, ast.Sequence)
+                 and alternative.items else alternative)
+        if isinstance(first, ast.RuleRef):
+            if first is not alternative:
+                return False, None
+            terms.append(frozenset((first.name,)))
+        elif not ((isinstance(first, ast.Literal) and first.value)
+                  or isinstance(first, ast.CharClass)):
+            return False, None
+    if not terms:
+        return True, False
+    return True, tuple(terms) if len(terms) <= _MAX_TERMS else None
 
 
 def _derives_empty(expr: ast.Expr, nullable: Callable[[str], bool],

@@ -22,6 +22,7 @@ The traversal keeps its own stack, so expressions nested thousands deep are fine
 
 from __future__ import annotations
 
+import functools
 import itertools
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
@@ -41,10 +42,13 @@ UNROLL_LIMIT = 256
 
 def build_expression(nfa: NFA, expr: ast.Expr, rule_ids: Mapping[str, int],
                      expand_regex: Callable[[ast.RegexMacro], ast.Expr],
-                     unroll: bool = False) -> Fragment:
+                     unroll: bool = False,
+                     inline: Callable[[str], ast.Expr | None] | None = None) -> Fragment:
     """Add the automaton of ``expr`` to ``nfa`` and return its ``(start, end)`` states.
 
-    ``unroll`` unrolls every repetition (the automaton then has no counters).
+    ``unroll`` unrolls every repetition (the automaton then has no counters). ``inline(name)``
+    may give the body to build in place of a reference to rule ``name`` (a body without
+    references), or ``None`` for a call edge.
 
     Raises
     ------
@@ -53,16 +57,18 @@ def build_expression(nfa: NFA, expr: ast.Expr, rule_ids: Mapping[str, int],
     BudgetExceeded
         When the grammar needs more states than its budget (the memory ceiling).
     """
-    return _Builder(nfa, rule_ids, expand_regex, unroll).build(expr)
+    return _Builder(nfa, rule_ids, expand_regex, unroll, inline).build(expr)
 
 
 class _Builder:
     def __init__(self, nfa: NFA, rule_ids: Mapping[str, int],
-                 expand_regex: Callable[[ast.RegexMacro], ast.Expr], unroll: bool):
+                 expand_regex: Callable[[ast.RegexMacro], ast.Expr], unroll: bool,
+                 inline: Callable[[str], ast.Expr | None] | None):
         self.nfa = nfa
         self.rule_ids = rule_ids
         self.expand_regex = expand_regex
         self.unroll = unroll
+        self.inline = inline
 
     def build(self, root: ast.Expr) -> Fragment:
         results: list[Fragment] = []
@@ -74,6 +80,11 @@ class _Builder:
                 if isinstance(node, ast.RegexMacro):
                     stack.append((self.expand_regex(node), None, True))
                     continue
+                if isinstance(node, ast.RuleRef) and self.inline is not None:
+                    body = self.inline(node.name)
+                    if body is not None:
+                        stack.append((body, None, False))
+                        continue
                 if isinstance(node, ast.Choice):
                     literals = [k for k in node.alternatives if isinstance(k, ast.Literal)]
                     if len(literals) >= 2:
@@ -113,8 +124,7 @@ class _Builder:
         if isinstance(node, ast.Literal):
             return self._chain(utf8.encode(node.value))
         if isinstance(node, ast.CharClass):
-            codepoints = utf8.class_codepoints(node.ranges, node.negated)
-            return self._sequences(utf8.byte_sequences(codepoints))
+            return self._sequences(_class_sequences(node.ranges, node.negated))
         if isinstance(node, ast.RuleRef):
             start, end = nfa.add_state(), nfa.add_state()
             nfa.add_call(start, self._rule(node.name, node.span), end)
@@ -147,12 +157,12 @@ class _Builder:
 
     def _chain(self, data: bytes) -> Fragment:
         nfa = self.nfa
-        start = current = nfa.add_state()
-        for byte in data:
-            nxt = nfa.add_state()
-            nfa.add_bytes(current, byte, byte, nxt)
-            current = nxt
-        return start, current
+        start = nfa.num_states
+        nfa.add_states(len(data) + 1)
+        edges = nfa.byte_edges
+        for offset, byte in enumerate(data, start):
+            edges[offset].append((byte, byte, offset + 1))
+        return start, start + len(data)
 
     def _trie(self, words: tuple[bytes, ...]) -> Fragment:
         """Any of ``words``, as a trie: words sharing a prefix share its states."""
@@ -277,6 +287,13 @@ class _Builder:
         nfa.add_epsilon(body_end, step)
         nfa.add_loop(entry, step, loop, body, end)
         return start, end
+
+
+@functools.lru_cache(maxsize=1024)
+def _class_sequences(ranges: tuple[tuple[int, int], ...], negated: bool
+                     ) -> list[utf8.ByteSequence]:
+    """The byte sequences of a character class (outside ``Regex``); do not modify them."""
+    return utf8.byte_sequences(utf8.class_codepoints(ranges, negated))
 
 
 @dataclass(frozen=True, slots=True)

@@ -258,7 +258,17 @@ class Recognizer:
         of the input runs on :class:`_WideScan`.
         """
         with _collector_paused():
+            if self.compiled.char_deadlines:  # budgets as xgrammar's parser enforces them
+                return self._scan_with_deadlines(data, history, timeout)
             return self._scan_all(data, history, timeout)
+
+    def _scan_with_deadlines(self, data: bytes, history: History | None, timeout: float | None
+                             ) -> tuple[_Tables, int, int, bool]:
+        from grammarkit.automata.char_deadlines import DeadlineScan
+
+        scan = DeadlineScan(self._tables, self.compiled.char_deadlines)
+        position, groups, failed = scan.run(data, dict(self.initial().groups), history, timeout)
+        return self._tables, position, self._tables.merged(groups.values()), failed
 
     def _scan_all(self, data: bytes, history: History | None, timeout: float | None
                   ) -> tuple[_Tables, int, int, bool]:

@@ -130,6 +130,14 @@ class NFA:
         self.epsilon.append([])
         return len(self.epsilon) - 1
 
+    def add_states(self, count: int) -> None:
+        """``count`` new states without edges."""
+        self.budget.spend(count)
+        self.byte_edges += [[] for _ in range(count)]
+        self.call_edges += [[] for _ in range(count)]
+        self.token_edges += [[] for _ in range(count)]
+        self.epsilon += [[] for _ in range(count)]
+
     def add_bytes(self, source: int, lo: int, hi: int, target: int) -> None:
         self.byte_edges[source].append((lo, hi, target))
 

@@ -32,6 +32,7 @@ class EarleyCore:
         self._follow: list[int] | None = None
         self._canonical: dict[tuple[int, int], int] = {}
         self._follow_of: dict[int, tuple[tuple[int, int], ...]] = {}
+        self._callers: dict[tuple[int, int], tuple[int, frozenset[int]]] = {}
 
     # -- whole states ----------------------------------------------------------------------------
     def initial(self) -> ParseState:
@@ -124,6 +125,42 @@ class EarleyCore:
             self._rules[config] = found
         return found
 
+
+    def completion_callers(self, config: int, own: int) -> tuple[int, frozenset[int]]:
+        """What a group ``config`` at a frame that predicted ``own`` can complete into there.
+
+        Returns ``(callers, rules)``: the configuration of the states of ``own`` that call a
+        rule the group can complete at its frame (``own``'s other states never act on it),
+        and those rules (the group's own, and those of the callers, which can complete in
+        turn). ``returns(callers)`` agrees with ``returns(own)`` on every such rule.
+        """
+        key = (config, own)
+        found = self._callers.get(key)
+        if found is None:
+            call_edges, owner = self.compiled.call_edges, self.compiled.state_rule
+            rules = set(self.rules(config))
+            pending = set(self._tables.configs[own])
+            kept: list[int] = []
+            grown = True
+            while grown:
+                grown = False
+                for s in list(pending):
+                    if any(rule in rules for rule, _ in call_edges[s]):
+                        pending.discard(s)
+                        kept.append(s)
+                        if owner[s] not in rules:
+                            rules.add(owner[s])
+                            grown = True
+            found = self._callers[key] = (self.config(kept), frozenset(rules))
+        return found
+
+    def follow_of(self, rules: frozenset[int]) -> tuple[tuple[int, int], ...]:
+        """The bytes that can come right after each of ``rules`` completes (as :meth:`follow`,
+        for these rules)."""
+        if self._follow is None:
+            self._follow = self.compiled.follow_sets()
+        follow = self._follow
+        return tuple((r, follow[r]) for r in sorted(rules) if follow[r])
 
     def follow(self, own: int) -> tuple[tuple[int, int], ...]:
         """For each rule ``own`` predicts: the bytes that can come right after it completes.

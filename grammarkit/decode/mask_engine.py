@@ -4,9 +4,10 @@ Shared by every :class:`~grammarkit.decode.matcher.TokenMatcher` of the same gra
 vocabulary (see :mod:`grammarkit.decode.engine_cache`). Nothing is precomputed: building an
 engine costs the grammar's byte classes, and each layer below (and the token partition) is
 filled on first use, so the first mask is ready as soon as the start state's groups are
-classified. The second state's mask then classifies, for about as long as the first mask
-took, the contexts a random walk most likely meets next (:meth:`MaskEngine._classify_likely`),
-so that later masks rarely stop to classify one. A mask is computed in three layers:
+classified. The second state's mask then classifies, for as long as the first mask took or
+:data:`LIKELY_MIN_SECONDS`, the contexts a random walk is expected to meet most often
+(:meth:`MaskEngine._classify_likely`), so that later masks rarely stop to classify one. A
+mask is computed in three layers:
 
 1. **Mask cache.** States are keyed canonically (:meth:`StateAutomaton.state_key`), so a state
    seen before costs one dict look-up.
@@ -44,12 +45,13 @@ LIKELY_CONTEXTS = 64
 """Contexts classified at most at once when the second state is met (see
 :meth:`MaskEngine.mask`)."""
 
-LIKELY_PROBABILITY = 1e-3
-"""Contexts a random walk reaches less likely than this are left to their first use."""
+LIKELY_VISITS = 1e-3
+"""Contexts a random walk is expected to meet fewer times than this are left to their first
+use."""
 
-LIKELY_MIN_SECONDS = 0.01
-"""The least time the second state's mask may spend classifying likely contexts (else as long
-as the first mask took)."""
+LIKELY_MIN_SECONDS = 0.04
+"""The least CPU time the second state's mask may spend classifying likely contexts (else as
+long as the first mask took)."""
 
 MAX_ROUTES = 4 * MASK_CACHE_SIZE
 """Routes kept at most (new states beyond them are not stored on disk)."""
@@ -214,19 +216,20 @@ class MaskEngine:
         return True
 
     def _classify_likely(self, state: ParseState) -> None:
-        """Classify the contexts a random walk from the start or from ``state`` most likely
-        meets (:meth:`TokenClassifier.classify_likely`), for about as long as the first mask
-        took, so later states rarely meet an unclassified one.
+        """Classify the contexts a random walk from ``state`` is expected to meet most often
+        (:meth:`TokenClassifier.classify_likely`), for as long as the first mask took or
+        :data:`LIKELY_MIN_SECONDS` of CPU time, so later states rarely meet an unclassified
+        one.
 
         Runs on the second state's mask, not the first: a matcher is ready (its first mask
-        filled) as soon as the start state's own contexts are classified, and no mask waits
-        much longer than the first one did.
+        filled) as soon as the start state's own contexts are classified. The walk starts
+        from the second state: the generation has left the start behind.
         """
         classifier = self.classifier
         start = [classifier.context(frame, config)
-                 for s in (self.core.initial(), state) for frame, config in classified_groups(s)]
-        deadline = time.perf_counter() + max(self._first_seconds, LIKELY_MIN_SECONDS)
-        classifier.classify_likely(start, LIKELY_CONTEXTS, LIKELY_PROBABILITY, deadline)
+                 for frame, config in classified_groups(state)]
+        deadline = time.process_time() + max(self._first_seconds, LIKELY_MIN_SECONDS)
+        classifier.classify_likely(start, LIKELY_CONTEXTS, LIKELY_VISITS, deadline)
 
     def _compute(self, state: ParseState, key: StateKey) -> Words:
         classifier = self.classifier

@@ -12,6 +12,7 @@ from grammarkit.decode.bitmask import Words, bitmask_width, set_bits
 from grammarkit.decode.earley_core import Frame, ParseState
 from grammarkit.decode.engine_cache import mask_engine
 from grammarkit.decode.mask_engine import Route
+from grammarkit.decode.token_budget import TokenBudget
 from grammarkit.diagnostics import GrammarError, error
 from grammarkit.ebnf import ast
 from grammarkit.grammar import Grammar
@@ -101,6 +102,7 @@ class TokenMatcher:
         self._max_rollback = max_rollback_tokens
         self._history: list[_Step] = []
         self._frame_keys: dict[Frame, int] = {}
+        self._budget = TokenBudget.of(self._engine.core, grammar.ast.rules)
         self.reset()
 
     @property
@@ -117,6 +119,8 @@ class TokenMatcher:
         self._history = [_Step(self._engine.core.initial(), data=b"")]
         self._rooted = True  # the history still starts at the start state
         self._frame_keys = {}
+        if self._budget is not None:
+            self._budget.start(self._history[0].state)
 
     def is_terminated(self) -> bool:
         """Whether a stop token has been accepted."""
@@ -139,6 +143,8 @@ class TokenMatcher:
         if not 0 <= num_tokens <= kept:
             raise ValueError(f"cannot roll back {num_tokens} tokens: {kept} steps are kept")
         del self._history[len(self._history) - num_tokens:]
+        if self._budget is not None:
+            self._budget.pop(num_tokens)
 
     # -- accepting -----------------------------------------------------------------------------
     def accept_token(self, token_id: int) -> bool:
@@ -160,15 +166,17 @@ class TokenMatcher:
             return True
         data = self._vocab.tokens[token_id]
         ordinary = engine.index.rank_of[token_id] >= 0
-        by_bytes = engine.core.advance(step.state, data) if ordinary else None
-        by_edge = engine.token_step(step.state, token_id, ordinary, len(data))
+        live = self._live(step)
+        by_bytes = engine.core.advance(live, data) if ordinary else None
+        by_edge = engine.token_step(live, token_id, ordinary, len(data))
         if by_bytes is None and by_edge is None:
             return False
         if by_bytes is not None and by_edge is not None:
             by_bytes = engine.merge(by_bytes, by_edge)
         state = by_bytes if by_bytes is not None else by_edge
         assert state is not None
-        self._push(_Step(state, data=data if by_edge is None else None))
+        routed = by_edge is None and live is step.state
+        self._push(_Step(state, data=data if routed else None))
         return True
 
     def accept_string(self, text: str | bytes) -> bool:
@@ -188,6 +196,7 @@ class TokenMatcher:
         step = self._history[-1]
         if step.terminated:
             return False
+        # a string is not held to `max_tokens` budgets, as in xgrammar (it still counts)
         state = self._engine.core.advance(step.state, data)
         if state is None:
             return False
@@ -196,6 +205,8 @@ class TokenMatcher:
 
     def _push(self, step: _Step) -> None:
         self._history.append(step)
+        if self._budget is not None:
+            self._budget.push(step.state)
         if 0 <= self._max_rollback < len(self._history) - 1:
             del self._history[: len(self._history) - 1 - self._max_rollback]
             self._rooted = False
@@ -236,8 +247,25 @@ class TokenMatcher:
         step = self._history[-1]
         if step.terminated:
             return None
-        key = self._engine.state_key(step.state, self._frame_keys)
-        return self._engine.mask(step.state, key, self._route)
+        live = self._live(step)
+        if not live.groups:  # a spent budget at the end of the input: only stop tokens
+            return np.zeros(bitmask_width(self.vocab_size), dtype=np.int32)
+        key = self._engine.state_key(live, self._frame_keys)
+        return self._engine.mask(live, key, self._route if live is step.state else None)
+
+    def _live(self, step: _Step) -> ParseState:
+        """The state the next token continues from: ``step.state`` without derivations whose
+        ``max_tokens`` budget is spent, where xgrammar enforces it (see
+        :mod:`grammarkit.decode.token_budget`)."""
+        if self._budget is None:
+            return step.state
+        engine = self._engine
+
+        def allows_any(state: ParseState) -> bool:
+            return bool(state.groups) and bool(
+                engine.mask(state, engine.state_key(state, self._frame_keys)).any())
+
+        return self._budget.live(step.state, allows_any, engine.core.is_accepting(step.state))
 
     def _route(self) -> Route | None:
         """How the current state is reached from an earlier one whose route the engine knows
@@ -276,7 +304,9 @@ class TokenMatcher:
             return b""
         engine = self._engine
         core = engine.core
-        state: ParseState | None = step.state
+        if core.is_accepting(step.state):
+            return b""
+        state: ParseState | None = self._live(step)
         forced = bytearray()
         while state is not None and len(forced) < MAX_JUMP_FORWARD:
             if core.is_accepting(state) or engine.has_token_edges(state):

@@ -106,9 +106,14 @@ class StateAutomaton:
         self.horizon = int(index.columns.shape[0]) + 1
         """Bytes a key must keep exact: one more than the longest token."""
         self._signatures: dict[tuple[int, tuple[tuple[int, int], ...], Follow | None], int] = {}
+        self._scannable: dict[int, npt.NDArray[np.bool_]] = {}
+        self.epoch = -1
+        """How many times the automaton started afresh (state numbers of another epoch mean
+        other states)."""
         self._reset()
 
     def _reset(self) -> None:
+        self.epoch += 1
         self._numbers: dict[StateKey, int] = {}
         self._keys: list[StateKey] = []
         self._states: list[ParseState] = []
@@ -145,6 +150,7 @@ class StateAutomaton:
                 rescuable = np.zeros(grown.shape, dtype=np.bool_)
                 rescuable[: len(self._rescuable)] = self._rescuable
                 self._rescuable = rescuable
+            self._table[found, ~self.first_bytes(found)] = -1  # no parser step for these
             scannable = 0
             for frame, config in state.groups:
                 if isinstance(frame, BottomFrame):
@@ -163,7 +169,10 @@ class StateAutomaton:
         """Which bytes some group of state ``number`` can scan (a superset of its steps)."""
         possible = np.zeros(256, dtype=np.bool_)
         for _, config in self._states[number].groups:
-            possible |= np.asarray(self.core.byte_row(config)) >= 0
+            scannable = self._scannable.get(config)
+            if scannable is None:
+                scannable = self._scannable[config] = np.asarray(self.core.byte_row(config)) >= 0
+            possible |= scannable
         return possible
 
     def canonical(self, config: int) -> int:
@@ -252,20 +261,22 @@ class StateAutomaton:
             accepted.append(ranks[inside])
             arrived.append(np.full(int(inside.sum()), start, dtype=np.int64))
             ranks = ranks[~inside]
-        lengths = self._index.lengths[ranks]
+        lengths = self._index.lengths[ranks].astype(
+            np.int16 if columns.shape[0] < 1 << 15 else np.int32)
+        by_length = np.argsort(lengths, kind="stable")  # a radix sort (16 bits): the tokens
+        ranks, lengths = ranks[by_length], lengths[by_length]  # ending at a column come first
         current = np.full(len(ranks), start, dtype=np.int64)
         passed = np.zeros(len(ranks), dtype=np.bool_)
         for k in range(columns.shape[0] + 1):
             if len(ranks) <= SCALAR_TAIL:
                 self._finish(k, ranks, current, passed, (accepted, failed, arrived))
                 break
-            ends = lengths == k
-            if ends.any():
-                accepted.append(ranks[ends])
-                arrived.append(current[ends])
-                keep = ~ends
-                ranks, current, passed, lengths = ranks[keep], current[keep], passed[keep], \
-                    lengths[keep]
+            ending = int(np.searchsorted(lengths, k, side="right"))
+            if ending:
+                accepted.append(ranks[:ending])
+                arrived.append(current[:ending])
+                ranks, current, passed, lengths = ranks[ending:], current[ending:], \
+                    passed[ending:], lengths[ending:]
             if not len(ranks):
                 break
             pairs = current * 256 + columns[k, ranks]

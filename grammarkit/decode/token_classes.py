@@ -2,10 +2,11 @@
 
 An Earley state is a few *groups*, each a configuration (a set of rule-automaton states sharing
 one origin frame). For a group, every ordinary token falls in one of three classes, computed once
-per *context* (the group's configuration, the configuration its frame predicted and the bytes
-that can follow each rule predicted there) by walking all tokens through the group parsed on its
-own (with the rules it calls and its frame's callers of them, but nothing below
-the frame; see
+per *context* (the group's configuration, the states of its frame's prediction it can complete
+into, and the bytes that can follow each rule that can complete at the frame: the rest of the
+prediction never acts on the group, so a group met under different predictions shares one
+context) by walking all tokens through the group parsed on its own (with the rules it calls
+and its frame's callers of them, but nothing below the frame; see
 :class:`~grammarkit.decode.state_automaton.StateAutomaton`), like xgrammar's adaptive token mask
 cache:
 
@@ -65,8 +66,13 @@ class TokenClasses:
         return self.accepted.nbytes + self.uncertain.nbytes
 
 
+VISIT_DISCOUNT = 0.98
+"""Weight of a visit one more token away (about 50 tokens ahead count)."""
+
 Context = tuple[int, int, Follow]
-"""A group's configuration, the one its frame predicted, and what can follow its rules."""
+"""A group's configuration, the states of its frame's prediction it can complete into
+(:meth:`EarleyCore.completion_callers`), and what can follow the rules that can complete at the
+frame."""
 
 
 class TokenClassifier:
@@ -76,7 +82,13 @@ class TokenClassifier:
         self._automaton = automaton
         self._index = index
         self._cache: dict[Context, TokenClasses] = {}
-        self._successors: dict[Context, tuple[tuple[Context, float], ...]] = {}
+        self._contexts: dict[tuple[int, int], Context] = {}
+        self._successors: dict[Context, tuple[float, tuple[tuple[tuple[Context, ...], float],
+                                                           ...]]] = {}
+        self._transitions: dict[tuple[Context, ...],
+                                tuple[tuple[tuple[Context, ...], float], ...]] = {}
+        self._arrivals: dict[Context, tuple[int, npt.NDArray[np.int64],
+                                            npt.NDArray[np.float64]]] = {}
         self.num_computed = 0
         """Contexts classified here (not added from elsewhere)."""
 
@@ -86,9 +98,14 @@ class TokenClassifier:
 
     def context(self, frame: Frame, config: int) -> Context:
         """The classification context of the group ``(frame, config)``."""
-        automaton = self._automaton
-        return (automaton.canonical(config), automaton.canonical(frame.own),
-                automaton.core.follow(frame.own))
+        key = (config, frame.own)
+        found = self._contexts.get(key)
+        if found is None:
+            automaton = self._automaton
+            group = automaton.canonical(config)
+            callers, rules = automaton.core.completion_callers(group, automaton.canonical(frame.own))
+            found = self._contexts[key] = (group, callers, automaton.core.follow_of(rules))
+        return found
 
     @property
     def num_classified(self) -> int:
@@ -107,53 +124,94 @@ class TokenClassifier:
         found = self._cache.get(group)
         return found if found is not None else self._classify(group)
 
-    def classify_likely(self, start: Iterable[Context], limit: int, min_probability: float,
+    def classify_likely(self, start: Iterable[Context], limit: int, min_visits: float,
                         deadline: float) -> int:
-        """Classify the contexts a random walk from ``start`` most likely reaches; how many
-        were classified now (``limit`` at most, none started after ``deadline``, a
-        ``time.perf_counter()`` value).
+        """Classify the contexts a random walk from a state holding ``start`` is expected to
+        meet most often; how many were classified now (``limit`` at most, none started after
+        ``deadline``, a ``time.process_time()`` value).
 
-        Each step takes one accepted token uniformly: a context's successors are those of the
-        states its accepted tokens end in, each with the share of tokens ending there (tokens
-        that leave its frame are followed from the frames below, whose own walks parse them).
-        Contexts are taken most likely first, down to ``min_probability``. Contexts read from a
-        cache file have no recorded successors and end the search there.
+        The walk goes from state to state, a state standing for the contexts of its groups
+        (all met together), and takes one of the state's accepted tokens uniformly: its
+        contexts' accepted tokens lead to the states they end in (tokens that leave a
+        context's frame are followed from the frames below, whose own walks parse them), each
+        with its share of all of them, a visit one token further counting
+        :data:`VISIT_DISCOUNT` as much. Expected visits are estimated by pushing each state's
+        unpushed visits on to its successors, the state holding most first (a state that
+        loops, like an identifier going on, pushes again and again, so what follows it
+        outranks a keyword met once); a state's contexts are classified when it is first
+        pushed, down to ``min_visits``. Contexts read from a cache file have no recorded
+        successors and end the search there.
         """
-        best = dict.fromkeys(start, 1.0)
-        heap = [(-1.0, order, context) for order, context in enumerate(best)]
+        first = tuple(sorted(set(start)))
+        waiting = {first: 1.0}  # visits not yet pushed on, per state (its contexts)
+        heap = [(-1.0, 0, first)]
+        pushes = 0
         classified = 0
-        while heap and classified < limit and time.perf_counter() < deadline:
-            negative, _, context = heapq.heappop(heap)
-            probability = -negative
-            if probability < best[context]:
-                continue  # reached more likely since
-            if probability < min_probability:
+        while heap:
+            negative, _, state = heapq.heappop(heap)
+            visits = waiting[state]
+            if visits != -negative:
+                continue  # an older entry: the state has gained visits or pushed them on
+            if visits < min_visits:
                 break
-            if context not in self._cache:
-                self._classify(context)
-                classified += 1
-            for successor, share in self._successors.get(context, ()):
-                likely = probability * share
-                if likely > best.get(successor, 0.0):
-                    best[successor] = likely
-                    heapq.heappush(heap, (-likely, len(best), successor))
+            waiting[state] = 0.0
+            for context in state:
+                if context not in self._cache:
+                    if classified >= limit or time.process_time() >= deadline:
+                        return classified
+                    self._classify(context)
+                    classified += 1
+            for successor, share in self._state_successors(state):
+                more = waiting.get(successor, 0.0) + visits * share * VISIT_DISCOUNT
+                waiting[successor] = more
+                pushes += 1
+                heapq.heappush(heap, (-more, pushes, successor))
         return classified
 
-    def _successors_after(self, arrived: npt.NDArray[np.int64], weights: npt.NDArray[np.int64]
-                          ) -> tuple[tuple[Context, float], ...]:
-        """The contexts of the states numbered ``arrived`` (by ``weights`` tokens each), with
-        the share of the tokens that end in a state holding each."""
+    def _state_successors(self, state: tuple[Context, ...]
+                          ) -> tuple[tuple[tuple[Context, ...], float], ...]:
+        """The states a token accepted in a state holding the contexts ``state`` ends in,
+        with the share of the accepted tokens ending in each."""
+        found = self._transitions.get(state)
+        if found is None:
+            tokens = 0.0
+            ending: dict[tuple[Context, ...], float] = {}
+            for context in state:
+                accepted, arrivals = self._successors_of(context)
+                tokens += accepted
+                for successor, count in arrivals:
+                    ending[successor] = ending.get(successor, 0.0) + count
+            found = self._transitions[state] = tuple(
+                (successor, count / tokens) for successor, count in ending.items())
+        return found
+
+    def _arrivals_after(self, arrived: npt.NDArray[np.int64], weights: npt.NDArray[np.int64]
+                        ) -> tuple[int, npt.NDArray[np.int64], npt.NDArray[np.float64]]:
+        """The distinct states numbered in ``arrived`` (by ``weights`` tokens each) with the
+        tokens ending in each, and the automaton's numbering they refer to."""
         if not len(arrived):
-            return ()
+            return self._automaton.epoch, arrived, np.zeros(0)
         counts = np.bincount(arrived, weights=weights)
-        numbers = np.flatnonzero(counts)
-        shares = counts[numbers] / weights.sum()
-        found: dict[Context, float] = {}
-        for number, share in zip(numbers.tolist(), shares.tolist(), strict=True):
-            for frame, config in classified_groups(self._automaton.state(number)):
-                context = self.context(frame, config)
-                found[context] = found.get(context, 0.0) + share
-        return tuple(found.items())
+        numbers = np.flatnonzero(counts).astype(np.int64)
+        return self._automaton.epoch, numbers, counts[numbers].astype(np.float64)
+
+    def _successors_of(self, group: Context
+                       ) -> tuple[float, tuple[tuple[tuple[Context, ...], float], ...]]:
+        """How many tokens ``group`` accepts, and the states (by their contexts) they end in,
+        with the tokens ending in each (computed when first asked: a context classified on
+        first use seldom is)."""
+        found = self._successors.get(group)
+        if found is not None:
+            return found
+        epoch, numbers, counts = self._arrivals.pop(group, (-1, None, None))
+        ending: dict[tuple[Context, ...], float] = {}
+        if numbers is not None and counts is not None and epoch == self._automaton.epoch:
+            for number, count in zip(numbers.tolist(), counts.tolist(), strict=True):
+                state = tuple(sorted({self.context(frame, config) for frame, config
+                                      in classified_groups(self._automaton.state(number))}))
+                ending[state] = ending.get(state, 0.0) + count
+        found = self._successors[group] = (sum(ending.values()), tuple(ending.items()))
+        return found
 
     def _classify(self, group: Context) -> TokenClasses:
         automaton, index = self._automaton, self._index
@@ -176,7 +234,7 @@ class TokenClassifier:
         words.setflags(write=False)
         uncertain = np.sort(failed)
         uncertain.setflags(write=False)
-        self._successors[group] = self._successors_after(walk.arrived, weights)
+        self._arrivals[group] = self._arrivals_after(walk.arrived, weights)
         self.num_computed += 1
         found = self._cache[group] = TokenClasses(words, uncertain)
         return found

@@ -3,148 +3,164 @@
 ``syntax.lark`` defines the dialect, and :mod:`grammarkit.ebnf.lalr` parses any rule with its
 tables. Most rules, though, are plain: literals, classes, references, groups, alternatives and
 quantifiers, without macro calls, lookaheads or errors. For those the table-driven loop spends
-three shift/reduce steps per token; this reader walks the same productions directly and calls
-the same actions with the same children the LALR driver would give them, so both build the very
-same tree. On anything else it returns ``None`` and the caller hands the rule to the LALR
-driver, which parses it and reports its errors. ``tests/ebnf/test_fast_paths.py`` checks the two
-agree on generated rules.
+three shift/reduce steps per token; this reader walks the same productions directly and builds
+the very nodes the parser's actions build from the LALR driver's reductions (the same types,
+values and spans), without a call per reduction. On anything else it returns ``None`` and the
+caller hands the rule to the LALR driver, which parses it and reports its errors.
+``tests/ebnf/test_fast_paths.py`` checks the two agree on generated rules.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
-from typing import Any
+from collections.abc import Sequence
+from typing import Protocol
 
-from grammarkit.ebnf.lalr import Action, Token
+from grammarkit.ebnf import ast
+from grammarkit.ebnf.ast import Span
+from grammarkit.ebnf.lexer import GkToken
 
 MAX_DEPTH = 100
 """Group nesting handled here; deeper rules go to the LALR driver, which needs no recursion."""
 
-_LEAVES = {"STRING": "string", "CLASS": "char_class", "IDENT": "rule_ref"}
-_SUFFIXES = {"STAR": "star", "PLUS": "plus", "QMARK": "optional"}
+_SUFFIXES: dict[str, tuple[int, int | None, str]] = {
+    "STAR": (0, None, "*"),
+    "PLUS": (1, None, "+"),
+    "QMARK": (0, 1, "?"),
+}
+_LITERAL, _CHAR_CLASS, _RULE_REF = ast.Literal, ast.CharClass, ast.RuleRef
+_SEQUENCE, _REPEAT = ast.Sequence, ast.Repeat
+
+
+class Findings(Protocol):
+    """Where the reader puts what the parser checks after reading a rule."""
+
+    references: list[GkToken]
+    """Each ``IDENT`` token read as a rule reference."""
+    bounds: list[tuple[GkToken, GkToken]]
+    """Each ``{m,n}`` read: the token of ``m`` and the token of ``n`` (an integer or a name)."""
+    class_problems: list[GkToken]
+    """Each ``CLASS`` token that carries diagnostics."""
 
 
 class _NotPlain(Exception):
     """The rule needs the LALR driver: a macro call, a lookahead, or a syntax error."""
 
 
-class RuleReader:
-    """Reads plain rule definitions with the parser's ``actions`` (one reader per table)."""
-
-    def __init__(self, actions: Mapping[str, Action]):
-        self.actions = actions
-        self.leaves = {kind: actions[name] for kind, name in _LEAVES.items()}
-        self.suffixes = {kind: actions[name] for kind, name in _SUFFIXES.items()}
-
-    def read(self, tokens: Sequence[Token], context: Any) -> Any | None:
-        """The value of ``actions["rule"]`` over ``tokens`` (one rule definition), or ``None``
-        when the rule is not plain and the LALR driver must parse it."""
-        if len(tokens) < 3 or tokens[0].type != "RULE_NAME" or tokens[1].type != "ASSIGN":
-            return None
-        try:
-            body, at = _Reader(tokens, context, self).choices(2, 0)
-        except _NotPlain:
-            return None
-        if at != len(tokens):
-            return None
-        first, last = tokens[0], tokens[-1]
-        return self.actions["rule"](context, [first, tokens[1], body], first.start, last.end)
+def read_rule(tokens: Sequence[GkToken], findings: Findings) -> ast.Rule | None:
+    """The rule ``tokens`` define (one rule definition), or ``None`` when it is not plain and
+    the LALR driver must parse it. ``findings`` may have grown even then."""
+    if len(tokens) < 3 or tokens[0].type != "RULE_NAME" or tokens[1].type != "ASSIGN":
+        return None
+    try:
+        body, at = _Reader(tokens, findings).choices(2, 0)
+    except _NotPlain:
+        return None
+    if at != len(tokens):
+        return None
+    first, last = tokens[0], tokens[-1]
+    name, attributes = first.payload
+    name_span = Span(first.start, max(first.end, first.start + 1))
+    return ast.Rule(name, body, None, attributes, Span(first.start, last.end), name_span)
 
 
 class _Reader:
     """One walk over one rule's tokens."""
 
-    def __init__(self, tokens: Sequence[Token], context: Any, reader: RuleReader):
+    def __init__(self, tokens: Sequence[GkToken], findings: Findings):
         self.tokens = tokens
         self.count = len(tokens)
-        self.context = context
-        self.actions = reader.actions
-        self.leaves = reader.leaves
-        self.suffixes = reader.suffixes
+        self.references = findings.references
+        self.bounds = findings.bounds
+        self.class_problems = findings.class_problems
 
-    def choices(self, at: int, depth: int) -> tuple[Any, int]:
+    def choices(self, at: int, depth: int) -> tuple[ast.Expr, int]:
+        """``choices: sequence ("|" sequence)*``; one sequence stands for itself."""
         tokens, count = self.tokens, self.count
         first = at
         value, at = self.sequence(at, depth)
         if at == count or tokens[at].type != "PIPE":
-            return value, at  # `choices: sequence` forwards its child
-        children = [value]
+            return value, at
+        alternatives = [value]
         while at < count and tokens[at].type == "PIPE":
-            children.append(tokens[at])
             value, at = self.sequence(at + 1, depth)
-            children.append(value)
-        span = tokens[first].start, tokens[at - 1].end
-        return self.actions["choices"](self.context, children, *span), at
+            alternatives.append(value)
+        return ast.Choice(tuple(alternatives), Span(tokens[first].start, tokens[at - 1].end)), at
 
-    def sequence(self, at: int, depth: int) -> tuple[Any, int]:
+    def sequence(self, at: int, depth: int) -> tuple[ast.Expr, int]:
         """``sequence: item+``, each ``item: element quantifier?`` read in this one loop."""
-        tokens, count, context, leaves = self.tokens, self.count, self.context, self.leaves
+        tokens, count = self.tokens, self.count
         first = at
-        items = []
+        items: list[ast.Expr] = []
+        element: ast.Expr
         while at < count:
             token = tokens[at]
-            leaf = leaves.get(token.type)
-            if leaf is not None:
-                element = leaf(context, [token], token.start, token.end)
+            kind = token.type
+            if kind == "STRING":
+                element = _LITERAL(token.payload, Span(token.start, token.end))
                 at += 1
-            elif token.type == "LPAR":
+            elif kind == "IDENT":
+                self.references.append(token)
+                element = _RULE_REF(token.payload[0], Span(token.start, token.end))
+                at += 1
+            elif kind == "CLASS":
+                value, problems = token.payload
+                if problems:
+                    self.class_problems.append(token)
+                element = _CHAR_CLASS(value.ranges, value.negated, Span(token.start, token.end))
+                at += 1
+            elif kind == "LPAR":
                 element, at = self.group(at, depth)
             else:
                 break
             if at < count:
-                quantifier, end = self.quantifier(at)
-                if quantifier is not None:
-                    span = token.start, tokens[end - 1].end
-                    element = self.actions["item"](context, [element, quantifier], *span)
-                    at = end
-            items.append(element)  # `item: element` forwards its child
+                after = tokens[at]
+                suffix = _SUFFIXES.get(after.type)
+                if suffix is not None:
+                    low, high, op = suffix
+                    element = _REPEAT(element, low, high, op, Span(token.start, after.end))
+                    at += 1
+                elif after.type == "LBRACE":
+                    low, high, at = self.braces(at)
+                    span = Span(token.start, tokens[at - 1].end)
+                    element = _REPEAT(element, low, high, "{}", span)
+            items.append(element)
         if not items:
             raise _NotPlain
-        span = tokens[first].start, tokens[at - 1].end
-        return self.actions["sequence"](context, items, *span), at
+        if len(items) == 1:
+            return items[0], at
+        return _SEQUENCE(tuple(items), Span(tokens[first].start, tokens[at - 1].end)), at
 
-    def quantifier(self, at: int) -> tuple[Any, int]:
-        """The quantifier at ``tokens[at]`` and the index after it, or ``(None, at)``."""
-        token = self.tokens[at]
-        suffix = self.suffixes.get(token.type)
-        if suffix is not None:
-            return suffix(self.context, [token], token.start, token.end), at + 1
-        if token.type == "LBRACE":
-            return self.braces(at)
-        return None, at
-
-    def group(self, at: int, depth: int) -> tuple[Any, int]:
+    def group(self, at: int, depth: int) -> tuple[ast.Expr, int]:
+        """``( choices )``, standing for its content, or ``()``, the empty sequence."""
         tokens, count = self.tokens, self.count
         lpar = tokens[at]
         if depth == MAX_DEPTH:
             raise _NotPlain
         if at + 1 < count and tokens[at + 1].type == "RPAR":
-            rpar = tokens[at + 1]
-            return self.actions["empty_group"](self.context, [lpar, rpar], lpar.start, rpar.end), at + 2
+            return _SEQUENCE((), Span(lpar.start, tokens[at + 1].end)), at + 2
         inner, at = self.choices(at + 1, depth + 1)
         if at == count or tokens[at].type != "RPAR":
             raise _NotPlain
-        rpar = tokens[at]
-        value = self.actions["group"](self.context, [lpar, inner, rpar], lpar.start, rpar.end)
-        return value, at + 1
+        return inner, at + 1
 
-    def braces(self, at: int) -> tuple[Any, int]:
-        """``{n}``, ``{n,}`` or ``{n,bound}``, as the ``quantifier`` productions read them."""
+    def braces(self, at: int) -> tuple[int, int | None, int]:
+        """``{n}``, ``{n,}`` or ``{n,bound}``: ``(min, max, index after it)``, as the
+        ``quantifier`` productions and their actions read them."""
         tokens, count = self.tokens, self.count
         kinds = [tokens[k].type for k in range(at, min(at + 5, count))]
-        children = list(tokens[at : at + len(kinds)])
         if kinds[:3] == ["LBRACE", "INT", "RBRACE"]:
-            name, size = "exactly", 3
-        elif kinds[:4] == ["LBRACE", "INT", "COMMA", "RBRACE"]:
-            name, size = "at_least", 4
-        elif kinds[:3] == ["LBRACE", "INT", "COMMA"] and kinds[3:] in (
+            return tokens[at + 1].payload, tokens[at + 1].payload, at + 3
+        if kinds[:4] == ["LBRACE", "INT", "COMMA", "RBRACE"]:
+            return tokens[at + 1].payload, None, at + 4
+        if kinds[:3] == ["LBRACE", "INT", "COMMA"] and kinds[3:] in (
             ["INT", "RBRACE"],
             ["IDENT", "RBRACE"],
         ):
-            bound = children[3]
-            children[3] = self.actions["bound"](self.context, [bound], bound.start, bound.end)
-            name, size = "between", 5
-        else:
-            raise _NotPlain
-        span = tokens[at].start, tokens[at + size - 1].end
-        return self.actions[name](self.context, children[:size], *span), at + size
+            low_token, bound = tokens[at + 1], tokens[at + 3]
+            self.bounds.append((low_token, bound))
+            low: int = low_token.payload
+            if bound.type == "IDENT":  # `-1`, or a name the parser reports
+                return low, None, at + 5
+            high: int = bound.payload  # reversed bounds are reported by the parser
+            return min(low, high), max(low, high), at + 5
+        raise _NotPlain

@@ -41,14 +41,18 @@ _INVALID_BYTE = re.compile(r"[\ud800-\udfff]")
 
 _STRING_ESCAPES = re.escape("".join(sorted(escapes.SIMPLE_ESCAPES)))
 _CLASS_ESCAPES = re.escape("".join(sorted({*escapes.SIMPLE_ESCAPES, *escapes.CLASS_ESCAPES})))
+_WIDE_ESCAPE = r"u[0-9a-fA-F]{4}|U00(?:0[0-9a-fA-F]|10)[0-9a-fA-F]{4}"
+"""``\\uHHHH`` and ``\\UHHHHHHHH`` up to U+10FFFF: one code point each, never an error."""
 _COMMON = re.compile(
     r"[ \t\r\n]*+"  # the whitespace before the token, in the same step
     r"(?:(?P<name>[A-Za-z_.\-][A-Za-z0-9_.\-]*+)(?!\[)"
-    rf'|(?P<string>"[^"\\\r\n\ud800-\udfff]*(?:\\[{_STRING_ESCAPES}][^"\\\r\n\ud800-\udfff]*)*")'
+    r"|(?P<punctuation>[)|,*+?{}=]|\((?!=))"
+    rf'|(?P<string>"[^"\\\r\n\ud800-\udfff]*'
+    rf'(?:\\(?:[{_STRING_ESCAPES}]|{_WIDE_ESCAPE})[^"\\\r\n\ud800-\udfff]*)*")'
+    r"|(?P<assign>::=)"
     r"|(?P<integer>[0-9]{1,15})(?![0-9])"
     rf"|(?P<char_class>\[\^?[^\]\\\r\n\ud800-\udfff]*"
-    rf"(?:\\[{_CLASS_ESCAPES}][^\]\\\r\n\ud800-\udfff]*)*\])"
-    r"|(?P<punctuation>::=|\((?!=)|[){}|,*+?=]))"
+    rf"(?:\\(?:[{_CLASS_ESCAPES}]|{_WIDE_ESCAPE})[^\]\\\r\n\ud800-\udfff]*)*\]))"
 )
 """The frequent tokens :meth:`Lexer._scan_common` scans in one step."""
 
@@ -65,7 +69,9 @@ _PUNCTUATION = {
 }
 
 
-_COMMON_KINDS = {"::=": "ASSIGN", "(": "LPAR", **_PUNCTUATION}
+_COMMON_KINDS = {"(": "LPAR", **_PUNCTUATION}
+_NAME_KINDS = {"true": "BOOL", "false": "BOOL", **dict.fromkeys(MACRO_NAMES, "MACRO")}
+"""Names that are not rule references; every other name is an ``IDENT``."""
 
 
 class GkToken:
@@ -101,11 +107,13 @@ class CharClassValue:
 
 @dataclass
 class LexResult:
-    """Tokens (ending with an ``$END`` token), diagnostics and comments of one text."""
+    """Tokens (ending with an ``$END`` token), diagnostics and comments of one text, and the
+    index of each ``RULE_NAME`` token."""
 
     tokens: list[GkToken]
     diagnostics: list[Diagnostic] = field(default_factory=list)
     comments: list[tuple[str, Span]] = field(default_factory=list)
+    rule_names: list[int] = field(default_factory=list)
 
 
 class Lexer:
@@ -128,6 +136,12 @@ class Lexer:
                 )
             )
         self.comments: list[tuple[str, Span]] = []
+        self.assigns: list[int] = []  # the index of each `::=` token
+        # per spelling, what its tokens share: (kind, spelling, payload) of a name,
+        # (spelling, value) of a literal, (spelling, payload) of a class or None if it needs care
+        self._names: dict[str, tuple[str, str, Any]] = {}
+        self._strings: dict[str, tuple[str, str]] = {}
+        self._classes: dict[str, tuple[str, tuple[CharClassValue, tuple[()]]] | None] = {}
 
     # -- helpers ---------------------------------------------------------------------------
     def _error(
@@ -430,11 +444,14 @@ class Lexer:
     def _scan_common(self) -> None:
         """Scan the most frequent tokens with one regular expression, until a token needs care.
 
-        Names not followed by ``[``, literals without escapes, punctuation, short integers and
-        whitespace without comments; the token-by-token methods handle everything else.
+        Names not followed by ``[``, literals whose escapes cannot fail, punctuation, short
+        integers and whitespace without comments; the token-by-token methods handle the rest.
+        Tokens of one spelling share their text and decoded value (decoded once).
         """
         text, pos, tokens = self.text, self.pos, self.tokens
-        match = _COMMON.match
+        append, match = tokens.append, _COMMON.match
+        names, strings, classes = self._names, self._strings, self._classes
+        seq = len(tokens)
         while True:
             m = match(text, pos)
             if m is None:
@@ -444,25 +461,32 @@ class Lexer:
             end = m.end()
             pos = end - len(value)
             if kind == "name":
-                if value in ("true", "false"):
-                    tokens.append(GkToken("BOOL", value, pos, end, value == "true", len(tokens)))
-                else:
-                    kind = "MACRO" if value in MACRO_NAMES else "IDENT"
-                    tokens.append(GkToken(kind, value, pos, end, (value, ()), len(tokens)))
+                name = names.get(value)
+                if name is None:
+                    name = names[value] = _name_entry(value)
+                append(GkToken(name[0], name[1], pos, end, name[2], seq))
+            elif kind == "punctuation":
+                append(GkToken(_COMMON_KINDS[value], value, pos, end, None, seq))
             elif kind == "string":
-                body = value[1:-1]
-                if "\\" in body:
-                    body = _ESCAPE.sub(_simple_escape, body)
-                tokens.append(GkToken("STRING", value, pos, end, body, len(tokens)))
+                string = strings.get(value)
+                if string is None:
+                    string = strings[value] = (value, _decode_plain(value[1:-1]))
+                append(GkToken("STRING", string[0], pos, end, string[1], seq))
+            elif kind == "assign":
+                self.assigns.append(seq)
+                append(GkToken("ASSIGN", value, pos, end, None, seq))
             elif kind == "integer":
-                tokens.append(GkToken("INT", value, pos, end, int(value), len(tokens)))
-            elif kind == "char_class":
-                plain = _plain_class(value)
-                if plain is None:
-                    break  # a reversed range: the careful scanner reports it (from `pos`)
-                tokens.append(GkToken("CLASS", value, pos, end, (plain, []), len(tokens)))
+                append(GkToken("INT", value, pos, end, int(value), seq))
             else:
-                tokens.append(GkToken(_COMMON_KINDS[value], value, pos, end, None, len(tokens)))
+                if value in classes:
+                    char_class = classes[value]
+                else:
+                    plain = _plain_class(value)
+                    char_class = classes[value] = None if plain is None else (value, (plain, ()))
+                if char_class is None:
+                    break  # a reversed range: the careful scanner reports it (from `pos`)
+                append(GkToken("CLASS", char_class[0], pos, end, char_class[1], seq))
+            seq += 1
             pos = end
         self.pos = pos
 
@@ -488,6 +512,7 @@ class Lexer:
             elif c == ":":
                 if text.startswith("::=", start):
                     self.pos += 3
+                    self.assigns.append(len(self.tokens))
                     self._emit("ASSIGN", start, self.pos)
                 else:
                     self._error(
@@ -518,16 +543,18 @@ class Lexer:
                 self._error("GK102", f"unexpected character `{shown}`", start, start + 1, hint)
                 self.pos += 1
         self._emit("$END", len(text), len(text))
-        self._mark_rule_names()
-        return LexResult(self.tokens, self.diagnostics, self.comments)
+        rule_names = self._mark_rule_names()
+        return LexResult(self.tokens, self.diagnostics, self.comments, rule_names)
 
-    def _mark_rule_names(self) -> None:
-        """A name right before ``::=`` is a rule name and must start its line (xgrammar rules)."""
-        tokens = self.tokens
-        lines = _LineIndex(self.text)
-        for i, token in enumerate(tokens):
-            if token.type != "ASSIGN":
-                continue
+    def _mark_rule_names(self) -> list[int]:
+        """A name right before ``::=`` is a rule name and must start its line (xgrammar rules).
+
+        Returns the index of each rule name token.
+        """
+        tokens, text = self.tokens, self.text
+        rule_names = []
+        for i in self.assigns:
+            token = tokens[i]
             if i == 0:
                 self._error(
                     "GK109",
@@ -550,7 +577,7 @@ class Lexer:
                     "attributes are `name[max_tokens=N, capture]`",
                 )
                 continue
-            if i >= 2 and lines.line_of(tokens[i - 2].start) == lines.line_of(prev.start):
+            if i >= 2 and not _LINE_BREAK.search(text, tokens[i - 2].start, prev.start):
                 self._error(
                     "GK109",
                     f"rule name `{prev.payload[0]}` must be the first token on its line",
@@ -559,22 +586,39 @@ class Lexer:
                     "start the new rule on a line of its own",
                 )
             prev.type = "RULE_NAME"
+            rule_names.append(i - 1)
+        return rule_names
 
 
-_ESCAPE = re.compile(r"\\(.)")
-_CLASS_ITEM = re.compile(r"(\\.|[^\\])-(\\.|[^\\])|(\\.|[^\\])", re.DOTALL)
+_LINE_BREAK = re.compile(r"[\r\n]")
+_ESCAPE = re.compile(r"\\(u[0-9a-fA-F]{4}|U[0-9a-fA-F]{8}|.)")
+_CLASS_ITEM = re.compile(
+    r"(\\u....|\\U........|\\.|[^\\])-(\\u....|\\U........|\\.|[^\\])"
+    r"|(\\u....|\\U........|\\.|[^\\])",
+    re.DOTALL,
+)
 
 
-def _simple_escape(match: re.Match[str]) -> str:
-    return chr(escapes.SIMPLE_ESCAPES[match.group(1)])
+def _name_entry(name: str) -> tuple[str, str, Any]:
+    """``(kind, name, payload)`` of a name token not followed by ``[``."""
+    kind = _NAME_KINDS.get(name, "IDENT")
+    return kind, name, name == "true" if kind == "BOOL" else (name, ())
+
+
+def _escaped(match: re.Match[str]) -> str:
+    return chr(escapes.decode_escape(match.group(), 0)[0])  # type: ignore[index]
+
+
+def _decode_plain(body: str) -> str:
+    """The value of a literal's body whose escapes :data:`_COMMON` accepted."""
+    return _ESCAPE.sub(_escaped, body) if "\\" in body else body
 
 
 def _class_item(item: str) -> int:
-    """The code point of one class item: a character, or a one-character escape."""
+    """The code point of one class item: a character, or an escape that cannot fail."""
     if len(item) == 1:
         return ord(item)
-    code = escapes.CLASS_ESCAPES.get(item[1])
-    return escapes.SIMPLE_ESCAPES[item[1]] if code is None else code
+    return escapes.decode_escape(item, 0, in_class=True)[0]  # type: ignore[index]
 
 
 def _plain_class(token: str) -> CharClassValue | None:
@@ -613,16 +657,6 @@ def _attribute_problem(attribute: Attribute) -> tuple[str, str] | None:
 
 
 _MAX_FLOAT32 = 3.4028234663852886e38
-
-
-class _LineIndex:
-    def __init__(self, text: str):
-        self.starts = [m.end() for m in re.finditer(r"\r\n|\r|\n", text)]
-
-    def line_of(self, offset: int) -> int:
-        import bisect
-
-        return bisect.bisect_right(self.starts, offset)
 
 
 def _escape_hint(text: str, i: int, in_class: bool) -> str:

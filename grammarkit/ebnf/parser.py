@@ -14,6 +14,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass, replace
 from functools import lru_cache
+from itertools import pairwise
 from typing import Any, ClassVar
 
 from grammarkit._gc import paused_gc
@@ -107,11 +108,6 @@ class _Problems:
 
 
 @lru_cache(maxsize=1)
-def _reader() -> descent.RuleReader:
-    return descent.RuleReader(_RuleBuilder._handlers)
-
-
-@lru_cache(maxsize=1)
 def _parser() -> lalr.Parser:
     return lalr.parser(_RuleBuilder._handlers)
 
@@ -134,16 +130,18 @@ def _parse(text: str, root: str) -> ParseResult:
         phase = 1 if d.code == "GK109" else 0
         problems.add(phase, d.span.start if d.span else 0, d)
 
-    names = _rule_names(tokens, root, problems)
+    names = _rule_names(tokens, root, problems, lexed.rule_names)
     suggester = NameSuggester(names)
     rules: list[ast.Rule] = []
     regex_macros: list[ast.RegexMacro] = []
-    for chunk, follower in _split_rules(tokens, problems):
+    for chunk, follower in _split_rules(tokens, problems, lexed.rule_names):
         builder = _RuleBuilder(chunk, follower, names, suggester, problems)
         rule = builder.build()
         if rule is not None:
             rules.append(rule)
-            regex_macros.extend(m for m in builder.macros.values() if isinstance(m, ast.RegexMacro))
+            if builder.macros:
+                macros = builder.macros.values()
+                regex_macros.extend(m for m in macros if isinstance(m, ast.RegexMacro))
     for rule in rules:
         if rule.lookahead is not None:
             problem = _lookahead_problem(rule.lookahead)
@@ -164,11 +162,15 @@ def _parse(text: str, root: str) -> ParseResult:
     return ParseResult(grammar, problems.sorted(), tuple(regex_macros))
 
 
-def _rule_names(tokens: list[GkToken], root: str, problems: _Problems) -> dict[str, GkToken]:
+def _rule_names(
+    tokens: list[GkToken], root: str, problems: _Problems, positions: list[int] | None = None
+) -> dict[str, GkToken]:
+    """Each rule name's first ``RULE_NAME`` token; ``positions``: their indexes, if known."""
     names: dict[str, GkToken] = {}
-    for i, token in enumerate(tokens):
-        if token.type != "RULE_NAME":
-            continue
+    if positions is None:
+        positions = [i for i, token in enumerate(tokens) if token.type == "RULE_NAME"]
+    for i in positions:
+        token = tokens[i]
         name = token.payload[0]
         if name in names:
             first = names[name]
@@ -208,8 +210,16 @@ def _lookahead_problem(expr: ast.Expr) -> str | None:
     return None
 
 
-def _split_rules(tokens: list[GkToken], problems: _Problems) -> list[tuple[list[GkToken], GkToken]]:
-    """Split the token stream into rule definitions, each with the token that follows it."""
+def _split_rules(
+    tokens: list[GkToken], problems: _Problems, positions: list[int] | None = None
+) -> list[tuple[list[GkToken], GkToken]]:
+    """Split the token stream into rule definitions, each with the token that follows it.
+
+    ``positions``: the indexes of the ``RULE_NAME`` tokens, if known.
+    """
+    if positions is not None and positions and positions[0] == 0:
+        bounds = [*positions, len(tokens) - 1]  # the last token is `$END`
+        return [(tokens[a:b], tokens[b]) for a, b in pairwise(bounds)]
     chunks: list[tuple[list[GkToken], GkToken]] = []
     current: list[GkToken] | None = None
     for token in tokens:
@@ -252,6 +262,11 @@ class _RuleBuilder:
         self.names = names
         self.suggester = suggester
         self.problems = problems
+        self.macros: dict[int, ast.Expr] = {}
+        # what the descent reader saw, checked when it reads the whole rule
+        self.references: list[GkToken] = []
+        self.bounds: list[tuple[GkToken, GkToken]] = []
+        self.class_problems: list[GkToken] = []
 
     def _add(
         self, index: int, code: str, message: str, span: ast.Span, hint: str | None = None
@@ -259,19 +274,21 @@ class _RuleBuilder:
         self.problems.add(4, index, error(code, message, span, hint))
 
     def build(self) -> ast.Rule | None:
+        rule: ast.Rule | None = descent.read_rule(self.tokens, self)
+        if rule is not None:
+            self._check_plain()
+            return rule
+        # not a plain rule: the LALR tables decide, and explain errors
         end = len(self.tokens)
         kinds = [token.type for token in self.tokens]
         if kinds.count("LPAR") > MAX_NESTING and not self._check_nesting():
             return None
-        self.macros: dict[int, ast.Expr] = {}
         macro_error = self._parse_macros() if "MACRO" in kinds else None
-        rule: ast.Rule | None = _reader().read(self.tokens, self)
-        if rule is None:  # not a plain rule: the LALR tables decide, and explain errors
-            try:
-                rule = _parser().parse(self.tokens, "rule", self)
-            except SyntaxErrorAt as exc:
-                if macro_error is None or self._error_seq(exc) < macro_error:
-                    self._syntax_error(exc)
+        try:
+            rule = _parser().parse(self.tokens, "rule", self)
+        except SyntaxErrorAt as exc:
+            if macro_error is None or self._error_seq(exc) < macro_error:
+                self._syntax_error(exc)
         self._check_tokens()
         for token in self.tokens[:end]:
             if token.type == "CLASS" and token.payload[1]:
@@ -279,6 +296,38 @@ class _RuleBuilder:
                     self.problems.add(4, token.seq, d)
         return rule
 
+    def _check_plain(self) -> None:
+        """What :meth:`_check_tokens` and the class checks find, for a rule the descent reader
+        read: only references, ``{m,n}`` bounds and classes can be wrong in it."""
+        names = self.names
+        for token in self.references:
+            if token.payload[0] not in names:
+                self._undefined(token.seq, token.payload[0], _span(token))
+        for low, bound in self.bounds:
+            self._check_bound(low, bound)
+        for token in self.class_problems:
+            for d in token.payload[1]:
+                self.problems.add(4, token.seq, d)
+
+    def _check_bound(self, low: GkToken, bound: GkToken) -> None:
+        """The upper bound of ``{low,bound}``: an integer not below ``low``, or ``-1``."""
+        if bound.type == "INT":
+            if bound.payload < low.payload:
+                self._add(
+                    bound.seq,
+                    "GK110",
+                    f"repetition bounds are reversed: {low.payload} > {bound.payload}",
+                    _span(bound),
+                    f"write `{{{bound.payload},{low.payload}}}`",
+                )
+        elif bound.type == "IDENT" and bound.value != "-1":
+            self._add(
+                bound.seq,
+                "GK101",
+                f"expected an integer upper bound, found `{bound.value}`",
+                _span(bound),
+                "write `{m,n}`, or `{m,}` for no upper bound",
+            )
 
     def _parse_macros(self) -> int | None:
         """Parse and check each macro call on its own, as xgrammar does before reading on.
@@ -359,25 +408,11 @@ class _RuleBuilder:
             elif kind == "RBRACE":
                 in_braces = False
             elif kind == "INT" and in_braces and k >= 3 and tokens[k - 1].type == "COMMA":
-                low, high = tokens[k - 2].payload, token.payload
-                if tokens[k - 2].type == "INT" and high < low:
-                    self._add(
-                        token.seq,
-                        "GK110",
-                        f"repetition bounds are reversed: {low} > {high}",
-                        _span(token),
-                        f"write `{{{high},{low}}}`",
-                    )
+                if tokens[k - 2].type == "INT":
+                    self._check_bound(tokens[k - 2], token)
             elif kind == "IDENT" and not macro_depth and in_braces:
-                after_comma = k >= 3 and tokens[k - 1].type == "COMMA"
-                if token.value != "-1" and after_comma:
-                    self._add(
-                        token.seq,
-                        "GK101",
-                        f"expected an integer upper bound, found `{token.value}`",
-                        _span(token),
-                        "write `{m,n}`, or `{m,}` for no upper bound",
-                    )
+                if k >= 3 and tokens[k - 1].type == "COMMA":
+                    self._check_bound(tokens[k - 2], token)
             elif kind == "IDENT" and not macro_depth:
                 name = token.payload[0]
                 if name not in self.names:

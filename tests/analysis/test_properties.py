@@ -125,3 +125,37 @@ def test_properties_agree_with_xgrammar(text: str, seed: int) -> None:
         except Stuck:
             continue
         assert _is_grammar_accept_string(compiled, sample), sample
+
+
+LOOKAHEADS = ("", ' (= "a")', ' (= "b" [ab])', " (= r1)")
+DISPATCHES = ("", 'extra ::= TagDispatch(("<", r1), ("[", r2)) "b"',
+              'extra ::= TagDispatch(("<", r2), loop_after_dispatch=false) root')
+
+
+def _shared(grammar: ast.GrammarAST) -> ast.GrammarAST:
+    """The grammar with the first rule's body also standing in the last rule (one node
+    object with two parents, as converters may build)."""
+    first, *rest = grammar.rules
+    last = rest[-1]
+    shared = ast.Sequence((last.body, first.body, first.body))
+    return ast.GrammarAST((first, *rest[:-1], ast.Rule(last.name, shared, last.lookahead)))
+
+
+@settings(max_examples=80)
+@given(grammars, st.lists(st.sampled_from(LOOKAHEADS), min_size=3, max_size=3),
+       st.sampled_from(DISPATCHES), st.booleans(), st.randoms(use_true_random=False))
+def test_first_and_follow_of_some_nodes_are_the_whole_fixpoints(
+        text: str, lookaheads: list[str], dispatch: str, shared: bool, rng: random.Random) -> None:
+    """``first_of``/``follow_of`` explore only what the wanted nodes depend on, and agree with
+    the fixpoints over the whole graph."""
+    lines = [line + ahead for line, ahead in zip(text.splitlines(), lookaheads)]
+    result = parse("\n".join([*lines, dispatch]))
+    assume(result.ok)
+    grammar = _shared(result.ast) if shared else result.ast
+    whole = GrammarProperties(grammar, "root", tree=not shared)
+    count = len(whole.graph.nodes)
+    wanted = rng.sample(range(count), rng.randint(1, count))
+    some = GrammarProperties(grammar, "root", tree=not shared)
+    assert some.follow_of(wanted) == {node: whole.follow[node] for node in wanted}
+    assert some.first_of(wanted) == {node: whole.first[node] for node in wanted}
+    assert "first" not in some.__dict__ and "follow" not in some.__dict__

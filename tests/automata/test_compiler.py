@@ -6,11 +6,12 @@ import numpy as np
 import pytest
 
 from grammarkit.automata.compiled import CompiledGrammar
-from grammarkit.automata.compiler import compile_grammar
+from grammarkit.automata.compiler import Nullability, compile_grammar
 from grammarkit.automata.earley import Recognizer
 from grammarkit.automata.nfa import TokenEdge
 from grammarkit.diagnostics import GrammarError
 from grammarkit.ebnf import ast
+from grammarkit.ebnf.parser import parse
 from grammarkit.grammar import Grammar
 
 
@@ -56,6 +57,20 @@ def test_nullable_rules() -> None:
     c = compiled('root ::= x x "a" y\nx ::= "" | "b" x | x "c"\ny ::= "d" y | "e"')
     names = dict(zip(c.rule_names, range(c.num_rules), strict=True))
     assert names["x"] in c.nullable and names["root"] not in c.nullable
+
+
+def test_nullability_is_decided_for_the_rules_asked_only() -> None:
+    chain = [f'r{k} ::= r{k + 1} "x"? | "a" r{k + 1}' for k in range(5000)]
+    c = compile_grammar(parse("\n".join(
+        ["root ::= r0 | loop", *chain, 'r5000 ::= "" | "b"', 'loop ::= loop "y" | other',
+         'other ::= loop | "z"'])).ast)
+    names = dict(zip(c.rule_names, range(c.num_rules), strict=True))
+    nullable = c.nullable
+    assert isinstance(nullable, Nullability)
+    assert names["r4000"] in nullable  # its chain decided at once, without recursion
+    assert nullable._known.count(None) > 4000  # r0..r3999, root, loop, other: not asked yet
+    assert names["loop"] not in nullable and names["other"] not in nullable  # least fixpoint
+    assert sorted(nullable) == sorted(set(range(c.num_rules)) - {names["loop"], names["other"]})
 
 
 def test_dfa_is_minimal_for_redundant_alternatives() -> None:

@@ -161,3 +161,35 @@ def test_thousands_of_generated_rules_equal_xgrammar() -> None:
              b"item0:c1" + b"?" * 3, b"item0:?(z3" + b"", b"item0:a1234"]
     for text in texts:
         assert grammar.matches(text) == _accepts(matcher, text), text
+
+
+def test_a_chain_of_unions_becomes_one_choice() -> None:
+    rules = [f'r{k} ::= "w{k:06d}" | r{k + 1}' for k in range(20_000)]
+    compiled = compile_grammar(parse("\n".join(["root ::= r0", *rules, 'r20000 ::= "end"'])).ast)
+    recognizer = Recognizer(compiled)
+    assert recognizer.matches(b"w000007") and recognizer.matches(b"w019999")
+    assert recognizer.matches(b"end") and not recognizer.matches(b"w0")
+    automata = compiled._rules
+    assert isinstance(automata, RuleAutomata)
+    assert sum(nfa is not None for nfa in automata._nfas) == 2  # root, and r0: one union
+    assert not any(automata[compiled.rule_names.index("r0")].call_edges)
+
+
+def test_unions_through_recursion_and_lazy_rules() -> None:
+    g = Grammar.from_ebnf('root ::= a\na ::= "x" | b | a "z"\nb ::= "y" | a | c\n'
+                          'c[lazy] ::= [0-9]+')
+    for text, expected in [("x", True), ("y", True), ("xz", True), ("yzz", True), ("1", True),
+                           ("12", False), ("1z", True), ("z", False), ("", False)]:
+        assert g.matches(text) == expected == _accepts(_xgrammar(g.to_ebnf()),
+                                                       text.encode()), text
+
+
+def test_rules_sharing_one_chain_pull_it_in_a_bounded_number_of_times() -> None:
+    rules = [f'r{k} ::= "w{k}" | r{k + 1}' for k in range(1000)]
+    root = "root ::= " + " ".join(f'r{k} ","' for k in range(0, 1000, 10))
+    compiled = compile_grammar(parse("\n".join([root, *rules, 'r1000 ::= "end"'])).ast)
+    assert Recognizer(compiled).matches(b"w0," + b"end," * 99)
+    assert not Recognizer(compiled).matches(b"w0," + b"w5," * 99)
+    automata = compiled._rules
+    assert isinstance(automata, RuleAutomata)
+    assert automata._union_budget == 0  # 3,004 bodies pulled in all, not 50,000

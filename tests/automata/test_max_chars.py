@@ -1,12 +1,14 @@
 """`max_chars` as xgrammar 0.2.8 enforces it (``docs/diagnostics.md``, GK116).
 
-For a rule ``v`` with ``max_chars=N``, grammarkit's automata accept
-``L'(v) = {s in L(v) : no prefix p of s with N <= |p| < |s| is in L(v)}`` (code points). That is
-xgrammar's verdict whenever the budgeted occurrence is the only derivation of the input alive
-where its budget runs out; the hypothesis differentials below draw such grammars (the budgeted
-rule is recursive, nullable, used several times, root, with ``max_tokens`` too) and compare
-verdicts and token masks with the reference engine. Where xgrammar's rule is not a property of
-the language (another derivation is alive), the difference is pinned by a test of its own.
+Matching runs xgrammar's rule of its parser: every Earley item has a character deadline, and
+before a character the items past theirs are dropped if another item is alive or the input
+could end (:mod:`grammarkit.automata.char_deadlines`). The hypothesis differentials draw
+budgeted rules that are recursive, nested in each other, nullable, used several times, in
+ambiguous contexts, and compare verdicts with the reference engine. The token-mask decoder
+builds a budget into the rule's automaton as the language
+``L'(v) = {s in L(v) : no prefix p of s with N <= |p| < |s| is in L(v)}`` (code points), which
+is xgrammar's rule where the budgeted occurrence is the only live derivation; its masks are
+compared there. Where the engines still differ, a test pins it.
 """
 
 from __future__ import annotations
@@ -126,20 +128,105 @@ def test_random_budgets_get_xgrammars_verdicts(ebnf: str, data: st.DataObject) -
         assert grammar.matches(text) == _is_grammar_accept_string(reference, text), text
 
 
-@pytest.mark.parametrize(("ebnf", "text", "theirs", "ours"), [
+# -- budgets where several derivations are alive: xgrammar's rule of its parser ----------------
+AMBIGUOUS = [
+    # (grammar, accepted, rejected)
     # another derivation is alive where v's budget runs out (after `ab`): v is dropped
-    ('root ::= v "x" | [a-z]* "y"\nv[max_chars=2] ::= "abc"', "abcx", False, True),
-    ('root ::= v "x"\nv[max_chars=2] ::= "abc"', "abcx", True, True),  # ... not without it
+    ('root ::= v "x" | [a-z]* "y"\nv[max_chars=2] ::= "abc"', ["abcy"], ["abcx"]),
     # the input could end where v's budget runs out (at once): v is dropped
-    ('root ::= v*\nv[max_chars=0] ::= "b"', "b", False, True),
-    # what follows v enters a spent budget at once: nothing is dropped
-    ('root ::= v v\nv[max_chars=0] ::= "b" "a"?', "bab", True, False),
+    ('root ::= v*\nv[max_chars=0] ::= "b"', [""], ["b"]),
+    # what follows v enters a spent budget at once: nothing is alive, nothing is dropped
+    ('root ::= v v\nv[max_chars=0] ::= "b" "a"?', ["bab", "bb"], ["ba"]),
+    # recursive: the inner v's budget is the outer one's (it started later); spent inside the
+    # parentheses, where nothing else is alive, it relaxes until `)` can come
+    ('root ::= v ">"\nv[max_chars=3] ::= "(" v ")" | "a"*', ["(a)>", "((a))>", "(aaaa)>"],
+     ["aaaa>"]),
+    ('root ::= v\nv[max_chars=2] ::= w\nw ::= [a-z]* | "(" w ")"', ["ab", "(a)"], ["abc"]),
+    # nested: the caller cannot end, so both budgets relax until it can
+    ('root ::= u ">"\nu[max_chars=2] ::= v "x"\nv[max_chars=3] ::= [a-z]*',
+     ["abcdx>", "x>"], ["abcdxx>"]),
+    ('root ::= u ">"\nu[max_chars=5] ::= v "x"\nv[max_chars=2] ::= [a-z]*', ["abx>"],
+     ["abcx>"]),
+]
+
+
+@pytest.mark.parametrize(("ebnf", "accepted", "rejected"), AMBIGUOUS,
+                         ids=[str(i) for i in range(len(AMBIGUOUS))])
+def test_ambiguous_recursive_and_nested_budgets_are_xgrammars(
+        ebnf: str, accepted: list[str], rejected: list[str]) -> None:
+    """Before a character xgrammar drops the derivations whose budget is spent if another one
+    is alive or the input could end, else keeps them all (``docs/diagnostics.md``, GK116)."""
+    reference = xgr.Grammar.from_ebnf(ebnf)
+    grammar = Grammar.from_ebnf(ebnf)
+    for text in accepted:
+        assert _is_grammar_accept_string(reference, text), text
+        assert grammar.matches(text), text
+    for text in rejected:
+        assert not _is_grammar_accept_string(reference, text), text
+        assert not grammar.matches(text), text
+
+
+FIRSTS = ['"a"', '"b"', '"ab"', '"\u00e9"', "[ab]", "[a\u00e9]", "[ab]*", '""']
+"""How the rules' alternatives start (see ``test_where_xgrammar_shares_rules_differently``)."""
+
+SEQUENCES = [*FIRSTS, "v", "w", "u"]
+"""Pieces of the rules' alternatives: references make budgets recursive and nested."""
+
+AMBIGUOUS_ROOTS = ['v ">"', 'v v ">"', 'v "," v ">" | w ">"', 'v ">" | w ">"',
+                   'v [a-z]* ">"', 'u v ">"', '(v | w | u) ">"', 'v w u ">"', 'v ">" | v ","']
+"""Roots that end with a character (see ``test_where_xgrammar_shares_rules_differently``)."""
+
+
+@st.composite
+def _ambiguous_grammars(draw: st.DrawFn) -> str:
+    lines = [f"root ::= {draw(st.sampled_from(AMBIGUOUS_ROOTS))}"]
+    for name in "vwu":
+        budget = draw(st.one_of(st.none(), st.integers(0, 4)))
+        attribute = "" if budget is None else f"[max_chars={budget}]"
+        alternatives = draw(st.lists(st.tuples(st.sampled_from(FIRSTS), st.lists(
+            st.sampled_from(SEQUENCES), max_size=2)), min_size=1, max_size=3))
+        body = " | ".join(" ".join([first, *rest]) for first, rest in alternatives)
+        lines.append(f"{name}{attribute} ::= {body}")
+    return "\n".join(lines)
+
+
+AMBIGUOUS_ALPHABET = ["a", "b", "\u00e9", ">", ","]
+
+
+@settings(max_examples=80)
+@given(ebnf=_ambiguous_grammars(), data=st.data())
+def test_random_ambiguous_budgets_get_xgrammars_verdicts(ebnf: str,
+                                                         data: st.DataObject) -> None:
+    """Budgets nested in budgets, recursive, and where several derivations are alive."""
+    reference = xgr.Grammar.from_ebnf(ebnf)
+    grammar = Grammar.from_ebnf(ebnf)
+    texts = st.lists(st.sampled_from(AMBIGUOUS_ALPHABET), max_size=7).map("".join)
+    samples = data.draw(st.lists(texts, min_size=8, max_size=8))
+    unbudgeted = Grammar.from_ebnf(re.sub(r"\[max_chars=\d+\]", "", ebnf))
+    samples += sample(unbudgeted, n=8, seed=data.draw(st.integers(0, 1000)))
+    for text in samples:
+        assert grammar.matches(text) == _is_grammar_accept_string(reference, text), text
+
+
+@pytest.mark.parametrize(("ebnf", "text", "theirs", "ours"), [
+    # root's last rule: xgrammar starts a v of the root's own after `\u00e9b`, apart from the v
+    # that w's `w v` starts there (its budget spent), and drops that one before `a`;
+    # grammarkit's one v serves both callers, lives by the later deadline, and ends w again
+    ('root ::= w v\nv ::= "a"\nw[max_chars=1] ::= "\u00e9b" | w v', "\u00e9baa", False, True),
+    # xgrammar's `[ab]+` is a helper rule: the occurrence that the first v's repetition and the
+    # second v both start after `ba` is one, kept by the second v's later deadline, and its end
+    # completes the first v again past its budget; grammarkit's repetition is inside v
+    ('root ::= v v\nv[max_chars=2] ::= [ab]+ "a"', "baababa", True, False),
+    # xgrammar inlines a rule without references that starts an alternative (`u` into w's
+    # `u v "ab"`): that u is w's own text there, not an occurrence other callers share
+    (('root ::= v w u ">"\nv[max_chars=0] ::= [ab] | w\nw[max_chars=2] ::= u v "ab" | v u\n'
+      'u ::= "" "\u00e9"'), "b\u00e9aab\u00e9\u00e9>", True, False),
 ])
-def test_where_xgrammar_is_not_a_language(ebnf: str, text: str, theirs: bool,
-                                          ours: bool) -> None:
-    """xgrammar's budget is a rule of its whole parser (``docs/diagnostics.md``, GK116):
-    before a character it drops the derivations that spent their budget if another one is
-    alive or the input could end, else keeps them all. grammarkit answers by ``L'(v)``."""
+def test_where_xgrammar_shares_rules_differently(ebnf: str, text: str, theirs: bool,
+                                                  ours: bool) -> None:
+    """An occurrence of a rule that two derivations start at one position is one item set in
+    both engines, kept while either derivation's budget lasts; xgrammar and grammarkit split
+    rules differently into occurrences (``docs/diagnostics.md``, GK116)."""
     assert _is_grammar_accept_string(xgr.Grammar.from_ebnf(ebnf), text) == theirs
     assert Grammar.from_ebnf(ebnf).matches(text) == ours
 
@@ -148,16 +235,27 @@ def test_where_xgrammar_is_not_a_language(ebnf: str, text: str, theirs: bool,
     ('root ::= v ">"\nv[max_chars=3] ::= "(" v ")" | "a"*', "it is recursive"),
     ('root ::= v\nv[max_chars=2] ::= w\nw ::= [a-z]* | "(" w ")"', "it is recursive"),
     ('root ::= u ">"\nu[max_chars=5] ::= v "x"\nv[max_chars=2] ::= [a-z]*', "nested budgets"),
-    ('root ::= u\nu[lazy] ::= v ">"\nv[max_chars=2] ::= [a-z]*', "lazy rule `u` uses it"),
     ('root ::= v\nv[max_chars=2] ::= Token(1, 2) [a-z]*', "vocabulary tokens"),
 ])
-def test_budgets_that_cannot_be_enforced_are_refused(ebnf: str, why: str) -> None:
+def test_the_decoder_refuses_budgets_its_automata_cannot_hold(ebnf: str, why: str,
+                                                              small_vocab: Vocabulary) -> None:
+    """Matching enforces these budgets; the token-mask decoder builds budgets into the rule's
+    automaton, and refuses those that need the parser's rule (GK116)."""
     grammar = Grammar.from_ebnf(ebnf)
+    grammar.matches("")  # matching is not refused
     with pytest.raises(GrammarError) as info:
-        grammar.matches("")
+        TokenMatcher(grammar, small_vocab)
     [diagnostic] = info.value.diagnostics
     assert diagnostic.code == "GK116" and why in diagnostic.message
     assert diagnostic.position is not None
+
+
+def test_a_budget_inside_a_lazy_rule_is_refused() -> None:
+    grammar = Grammar.from_ebnf('root ::= u\nu[lazy] ::= v ">"\nv[max_chars=2] ::= [a-z]*')
+    with pytest.raises(GrammarError) as info:
+        grammar.matches("ab>")
+    [diagnostic] = info.value.diagnostics
+    assert diagnostic.code == "GK116" and "lazy rule `u` uses it" in diagnostic.message
 
 
 def test_a_large_budget_costs_what_is_read() -> None:
@@ -210,8 +308,6 @@ def _allowed(matcher: TokenMatcher) -> list[int]:
 @given(ebnf=_budgeted_grammars(), choices=st.lists(st.integers(0, 1000), max_size=10))
 def test_random_budgets_get_xgrammars_masks(ebnf: str, choices: list[int],
                                              small_vocab: Vocabulary) -> None:
-    if "max_tokens" in ebnf:  # xgrammar's masks enforce max_tokens, grammarkit's do not
-        ebnf = ebnf.replace(", max_tokens=3", "")
     info = xgr.TokenizerInfo(TOKENS, xgr.VocabType.RAW, stop_token_ids=[STOP])
     compiled = xgr.GrammarCompiler(info, cache_enabled=False).compile_grammar(ebnf)
     theirs = xgr.GrammarMatcher(compiled)

@@ -369,6 +369,20 @@ def test_remote_ref_is_reported() -> None:
     assert codes(g) == {"GK254"} and g.matches('{"a":[1]}')
 
 
+@pytest.mark.parametrize("draft", ["draft-07", "draft-04", "2020-12"])
+def test_a_relaxed_remote_ref_is_never_subtracted_or_negated(draft: str) -> None:
+    # SchemaStore's jekyll.json (draft-07): `nullable-timezone` is `oneOf: [{"$ref":
+    # "base.json#/..."}, {"type": "null"}]`; the relaxed reference accepts anything, and
+    # subtracting it from the other branch rejected `null`, which the schema allows
+    meta = (f"http://json-schema.org/{draft}/schema#" if draft.startswith("draft")
+            else f"https://json-schema.org/draft/{draft}/schema")
+    remote = {"$ref": "base.json#/definitions/timezone"}
+    one_of = grammar({"$schema": meta, "oneOf": [remote, {"type": "null"}]}, lenient=True)
+    assert one_of.matches("null") and one_of.matches('"UTC"')
+    negated = grammar({"$schema": meta, "not": remote}, lenient=True)
+    assert negated.matches("1") and negated.matches("null")
+
+
 # -- whitespace and layout ---------------------------------------------------------------------
 DOC = {"name": "a", "tags": ["x", "y"], "pos": {"x": 1, "y": -2.5}, "empty": [], "none": {}}
 DOC_SCHEMA = {

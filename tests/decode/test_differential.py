@@ -98,6 +98,10 @@ FEATURES: dict[str, Callable[[Vocabulary], str]] = {
     # character budgets: the rule ends where it can once it has matched N code points
     "max-chars": lambda v: ('root ::= "A: " v "." w\nv[max_chars=20] ::= [^.]*\n'
                             'w[max_chars=6] ::= "ok" [a-z ]*'),
+    # token budgets: a rule ends once N tokens have started inside it, where it can
+    "max-tokens": lambda v: ('root ::= "{\\"thought\\": \\"" think "\\", \\"items\\": [" item '
+                             '("," item)* "]}"\nthink[max_tokens=8] ::= [a-z ,.]*\n'
+                             'item[max_tokens=3] ::= "\\"" [a-z]* "\\""'),
 }
 
 

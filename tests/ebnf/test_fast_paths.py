@@ -5,6 +5,7 @@ from __future__ import annotations
 import subprocess
 import sys
 from pathlib import Path
+from unittest.mock import patch
 
 from hypothesis import given
 from hypothesis import strategies as st
@@ -40,7 +41,7 @@ def builders(text: str) -> list[parser._RuleBuilder]:
 
 def both_readings(builder: parser._RuleBuilder) -> tuple[object, object]:
     """``(descent's tree or None, the LALR driver's tree or "error")`` for one rule."""
-    read = descent.RuleReader(builder._handlers).read(builder.tokens, builder)
+    read = descent.read_rule(builder.tokens, builder)
     try:
         table = parser._parser().parse(builder.tokens, "rule", builder)
     except SyntaxErrorAt:
@@ -58,6 +59,19 @@ def test_descent_agrees_with_the_lalr_tables(pieces: list[str]) -> None:
             assert table != "error"
             # reprs include the spans, which node equality leaves out
             assert repr(read) == repr(table)
+
+
+@given(st.lists(st.sampled_from((*PIECES, "[b-a]", "[\\d]", "{0,7}", "{9,2}")), min_size=1,
+                max_size=14))
+def test_plain_rules_get_the_diagnostics_of_the_lalr_path(pieces: list[str]) -> None:
+    """What the parser checks after the descent reader read a rule (references, bounds,
+    classes) is what it finds on the tokens after the LALR driver parsed it."""
+    text = "root ::= " + " ".join(pieces) + "\nx ::= \"x\"\n"
+    fast = parser.parse(text)
+    with patch.object(descent, "read_rule", return_value=None):
+        careful = parser.parse(text)
+    assert fast.diagnostics == careful.diagnostics
+    assert repr(fast.ast) == repr(careful.ast)
 
 
 def test_descent_reads_every_plain_rule_of_the_bundled_grammars() -> None:
@@ -84,7 +98,8 @@ def test_deep_groups_are_left_to_the_lalr_driver() -> None:
     assert parser.parse(text).ast.rules[0].body == parser.parse('root ::= "a"').ast.rules[0].body
 
 
-ESCAPES = ("\\n", "\\\\", '\\"', "\\-", "\\]", "\\^", "\\d", "\\x41", "\\q", "\\u00e9")
+ESCAPES = ("\\n", "\\\\", '\\"', "\\-", "\\]", "\\^", "\\d", "\\x41", "\\q", "\\u00e9",
+           "\\ud83d", "\\U0001F600", "\\U00110000", "\\u12")
 
 
 @given(st.lists(st.sampled_from(("a", "b", "-", "^", "]", "z", "\U0001f600", *ESCAPES)), max_size=10))
@@ -120,7 +135,8 @@ def test_plain_strings_scan_as_the_careful_scanner_scans_them(pieces: list[str])
         token = fast.tokens[0]
         assert (token.value, token.payload) == (careful.tokens[0].value, careful.tokens[0].payload)
     else:
-        assert careful.diagnostics or any(p in ("\\x41", "\\u00e9", "\\d", "\\q", "\\-", "\\]", "\\^") for p in pieces)
+        slow = ("\\x41", "\\U00110000", "\\u12", "\\d", "\\q", "\\-", "\\]", "\\^")
+        assert careful.diagnostics or any(p in slow for p in pieces)
 
 
 def test_plain_grammars_are_linted_without_importing_lark() -> None:

@@ -31,11 +31,16 @@ from grammarkit.convert.json_schema.model import (
 )
 from grammarkit.convert.json_schema.number_sets import is_point, number_expr, points_expr
 from grammarkit.convert.json_schema.numbers import ANY_NUMBER
-from grammarkit.convert.json_schema.objects import object_expr
+from grammarkit.convert.json_schema.objects import object_expr, without_absorbed
 from grammarkit.convert.json_schema.pruning import pruned
 from grammarkit.convert.json_schema.reader import Reader
 from grammarkit.convert.json_schema.references import unescape
-from grammarkit.convert.json_schema.report import INDENT_RELAXED, TOO_LARGE, Reporter
+from grammarkit.convert.json_schema.report import (
+    INDENT_RELAXED,
+    TOO_COMPLEX,
+    TOO_LARGE,
+    Reporter,
+)
 from grammarkit.convert.json_schema.strings import string_expr
 from grammarkit.ebnf import ast
 
@@ -46,6 +51,9 @@ MAX_INDENT_DEPTH = 16
 
 MAX_RULES = 20_000
 """The most rules one grammar may have."""
+
+MAX_LISTED_PARTS = 3
+"""The error for a grammar beyond :data:`MAX_RULES` names this many of its largest subschemas."""
 
 MAX_INLINE_SIZE = 12
 """Scalar schemas whose expression has at most this many nodes are inlined where used."""
@@ -82,14 +90,33 @@ class Emitter:
         self._named[(root, 0)] = "root"
         self._by_node[(self.reader.resolve(root), 0)] = "root"
         self._queue.append(("root", root, 0))
+        sizes: dict[str, int] = {}
+        over_budget = False
         while self._queue:
             name, child, depth = self._queue.popleft()
+            before = len(self._rules) + len(self._shared)
             self._rules[name] = ast.Rule(name, _NOTHING)  # keeps its place before its helpers
-            self._rules[name] = ast.Rule(name, self.node_expr(self.reader.resolve(child), name,
-                                                              depth))
-            if len(self._rules) + len(self._shared) > MAX_RULES:
-                raise self.reporter.fail("", f"the grammar needs more than {MAX_RULES} rules",
-                                         TOO_LARGE, "simplify the schema")
+            node = self.reader.resolve(child)
+            pointer = _pointer(child)
+            if over_budget:
+                self.reporter.relax(pointer, f"the grammar reached {MAX_RULES} rules before "
+                                    "this subschema: any value of its types is accepted here",
+                                    "simplify the schema's largest subschemas", TOO_COMPLEX)
+                self._rules[name] = ast.Rule(name, self.any_of_types(node, depth))
+            else:
+                self._rules[name] = ast.Rule(name, self.node_expr(node, name, depth))
+            count = len(self._rules) + len(self._shared)
+            sizes[pointer] = sizes.get(pointer, 0) + count - before
+            if count > MAX_RULES and not over_budget:
+                largest = sorted(sizes.items(), key=lambda item: -item[1])[:MAX_LISTED_PARTS]
+                if not self.reporter.lenient:
+                    parts = ", ".join(f"{p or '/'} ({n} rules)" for p, n in largest)
+                    raise self.reporter.fail(
+                        largest[0][0], f"the grammar needs more than {MAX_RULES} rules (the "
+                        f"largest subschemas so far: {parts})", TOO_LARGE,
+                        "simplify these subschemas, or pass lenient=True to accept any value "
+                        "of their types in the subschemas left beyond the limit")
+                over_budget = True
         rules = tuple(self._rules.values()) + tuple(self._shared.values())
         return ast.GrammarAST(pruned(rules + ((WS_RULE,) if self._uses_whitespace else ())))
 
@@ -109,7 +136,8 @@ class Emitter:
         alternatives.extend(string_expr(s, self, f"{name}.string")
                             for s in _merge_literal_sets(node.strings))
         containers = [array_expr(array, self, name, depth) for array in node.arrays]
-        containers.extend(object_expr(obj, self, name, depth) for obj in node.objects)
+        containers.extend(object_expr(obj, self, name, depth)
+                          for obj in without_absorbed(node.objects))
         for expr in containers:
             # Flattened, so that the empty container of several sets is written once.
             if isinstance(expr, ast.Choice):
@@ -262,6 +290,25 @@ class Emitter:
         suffix = f"-{depth}" if self.layout.mode == "indented" else ""
         return self.shared(f"json-value{suffix}", lambda: self._any_value_body(depth, suffix))
 
+    def any_of_types(self, node: Node, depth: int) -> ast.Expr:
+        """Any JSON value of the types ``node`` allows, at ``depth`` (what a subschema beyond
+        the rule budget is relaxed to)."""
+        if node == ANYTHING:
+            return self.any_value(depth)
+        alternatives: list[ast.Expr] = [ast.Literal("null")] if node.null else []
+        alternatives.extend(ast.Literal("true" if b else "false")
+                            for b in sorted(node.booleans, reverse=True))
+        if node.numbers:
+            alternatives.append(self.any_number())
+        if node.strings:
+            alternatives.append(self.any_string())
+        if node.arrays or node.objects:
+            self.any_value(depth)  # defines the containers' shared rules
+            suffix = f"-{self.depth_key(depth)}" if self.layout.mode == "indented" else ""
+            alternatives.extend(ast.RuleRef(f"json-{kind}{suffix}") for kind, present in (
+                ("array", node.arrays), ("object", node.objects)) if present)
+        return choice(alternatives)
+
     def _any_value_body(self, depth: int, suffix: str) -> ast.Expr:
         layout = self.layout_at(depth)
         inner = self.any_value(depth + 1)
@@ -290,6 +337,11 @@ class Emitter:
     def any_number(self) -> ast.RuleRef:
         """Any JSON number."""
         return self.shared("json-number", lambda: ANY_NUMBER)
+
+
+def _pointer(child: Child) -> str:
+    """The JSON pointer a child stands for (its first reference; ``""`` for inline nodes)."""
+    return next((atom.pointer for atom in child if isinstance(atom, Ref)), "")
 
 
 def _char_rule_name(ranges: Ranges, count: int) -> str:

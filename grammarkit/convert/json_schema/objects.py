@@ -31,6 +31,7 @@ from grammarkit.convert.json_schema.membership import property_value, string_adm
 from grammarkit.convert.json_schema.model import (
     ANY,
     Child,
+    Clause,
     Literals,
     ObjectSet,
     Pattern,
@@ -122,6 +123,69 @@ def object_expr(o: ObjectSet, emitter: Emitter, name: str, depth: int) -> ast.Ex
         alternatives.append(sequence([layout.open("{", depth), nonempty,
                                       layout.close("}", depth)]))
     return choice(alternatives) if alternatives else None
+
+
+def without_absorbed(objects: tuple[ObjectSet, ...]) -> list[ObjectSet]:
+    """``objects`` (a union) without the sets another one of them visibly contains.
+
+    ``oneOf`` writes each branch as "this branch and not the others", a union over the ways
+    to fail each other branch; where the branch's own constant already fails another (the
+    reader drops such implied clauses), the union holds the branch itself beside variants
+    adding more clauses, which allow nothing more but would each cost an object grammar of
+    their own. A set is contained in another here when it has every constraint of the other
+    (its clauses, required names, dependencies, narrower bounds, the same ``propertyNames``)
+    and the same declared names in the same order, so its grammar, in either property order,
+    allows nothing the other's doesn't.
+    """
+    if len(objects) < 2:
+        return list(objects)
+    facts = [_Constraints.of(o) for o in objects]
+    kept: dict[tuple[str, ...], list[_Constraints]] = {}
+    absorbed = set()
+    for index in sorted(range(len(objects)), key=lambda i: facts[i].size):
+        mine = facts[index]
+        rivals = kept.setdefault(mine.declared, [])
+        if any(rival.contains(mine) for rival in rivals):
+            absorbed.add(index)
+        else:
+            rivals.append(mine)
+    return [o for index, o in enumerate(objects) if index not in absorbed]
+
+
+@dataclass(frozen=True)
+class _Constraints:
+    """An object set's constraints as sets, to test containment."""
+
+    declared: tuple[str, ...]
+    clauses: frozenset[Clause]
+    required: frozenset[str]
+    dependent_required: frozenset[tuple[str, tuple[str, ...]]]
+    source: ObjectSet
+
+    @classmethod
+    def of(cls, o: ObjectSet) -> _Constraints:
+        # Clauses naming properties without constraining them only fix the declared order.
+        clauses = frozenset(c for c in o.clauses
+                            if c.patterns or c.additional != ANY
+                            or any(child != ANY for _, child in c.properties))
+        return cls(tuple(_declared(o)), clauses, frozenset(o.required),
+                   frozenset(o.dependent_required), o)
+
+    @property
+    def size(self) -> int:
+        return len(self.clauses) + len(self.required) + len(self.dependent_required)
+
+    def contains(self, other: _Constraints) -> bool:
+        """Whether every object of ``other`` is in this set (``False`` when in doubt)."""
+        mine, theirs = self.source, other.source
+        return (self.declared == other.declared and self.clauses <= other.clauses
+                and self.required <= other.required
+                and self.dependent_required <= other.dependent_required
+                and mine.names in (None, theirs.names)
+                and mine.min_properties <= theirs.min_properties
+                and (mine.max_properties is None or (
+                    theirs.max_properties is not None
+                    and theirs.max_properties <= mine.max_properties)))
 
 
 # -- what may appear ---------------------------------------------------------------------------

@@ -73,8 +73,10 @@ from grammarkit.convert.json_schema.report import (
 )
 from grammarkit.convert.json_schema.unevaluated import (
     Undecidable,
+    decided_per_alternative,
     unevaluated_items,
     unevaluated_properties,
+    with_unevaluated,
 )
 from grammarkit.convert.json_schema.values import (
     first_too_wide,
@@ -425,6 +427,7 @@ class _SchemaReader:
         self.draft = location.draft
         self.formats_asserted = not (location.declared and location.draft >= 2019)
         self.exact = True
+        self.unevaluated_per_alternative = False
 
     # -- helpers ---------------------------------------------------------------------------
     def at(self, *tokens: str | int) -> str:
@@ -490,8 +493,9 @@ class _SchemaReader:
     # -- the whole schema ------------------------------------------------------------------
     def node(self) -> Node:
         schema = self.schema
-        if "$ref" in schema and self.draft <= 7:
-            return self.reference("$ref")
+        if "$ref" in schema and self.draft <= 7:  # `$ref` overrides its siblings
+            node = self.reference("$ref")
+            return node if self.exact else replace(node, exact=False)
         node = self.types()
         for keyword, build in (
             ("number", self.numbers),
@@ -525,6 +529,14 @@ class _SchemaReader:
                 self.reporter.note(self.at(keyword), UNKNOWN_KEYWORD,
                                    f"unknown keyword `{keyword}` ignored (JSON Schema treats it "
                                    "as an annotation)")
+        if self.unevaluated_per_alternative:
+            if self.exact and node.exact:
+                keyword = self.at("unevaluatedProperties")
+                node = replace(node, objects=tuple(with_unevaluated(s, keyword)
+                                                   for s in node.objects))
+            else:
+                # A relaxed subschema may have lost clauses that evaluate names.
+                self._relax_unevaluated_properties()
         if not self.exact:
             node = replace(node, exact=False)
         return node
@@ -933,10 +945,15 @@ class _SchemaReader:
         try:
             return unevaluated_properties(self.reader.document, self.pointer)
         except Undecidable:
-            self.relax("unevaluatedProperties", "`unevaluatedProperties` beside `anyOf`, "
-                       "`oneOf`, `not`, `if` or dependent schemas depends on which branch "
-                       "matched; it is not enforced")
+            if decided_per_alternative(self.reader.document, self.pointer):
+                self.unevaluated_per_alternative = True
+            else:
+                self._relax_unevaluated_properties()
             return None
+
+    def _relax_unevaluated_properties(self) -> None:
+        self.relax("unevaluatedProperties", "`unevaluatedProperties` beside `anyOf` or a "
+                   "dynamic reference depends on which branches matched; it is not enforced")
 
     def unevaluated_items(self) -> tuple[int, Child] | None:
         if "unevaluatedItems" not in self.schema:

@@ -25,7 +25,6 @@ from grammarkit.convert.json_schema.automata import (
     Ranges,
     TooComplex,
     complement,
-    dfa_to_rules,
     excluded_words_dfa,
     intersect,
     universal_dfa,
@@ -43,6 +42,7 @@ from grammarkit.convert.json_schema.languages import (
 from grammarkit.convert.json_schema.membership import string_admits
 from grammarkit.convert.json_schema.model import Language, Literals, StringSet
 from grammarkit.convert.json_schema.report import TOO_COMPLEX
+from grammarkit.convert.json_schema.shared_states import SharedStates
 from grammarkit.convert.json_schema.tries import trie_expr
 from grammarkit.ebnf import ast
 
@@ -185,9 +185,9 @@ def _dfa_expr(dfa: DFA, emitter: Emitter, name: str) -> ast.Expr:
     if repetition is not None:
         ranges, low, high = repetition
         return repeat(emitter.char(ranges), low, high)
-    start, rules = dfa_to_rules(dfa, emitter.fresh_name(name), emitter.char)
-    emitter.add_rules(rules)
-    return start
+    shared = emitter.memo("shared dfa states",
+                          lambda: SharedStates(emitter.fresh_name, emitter.add_rules))
+    return shared.expr(dfa, name, emitter.char)
 
 
 def _as_repetition(dfa: DFA) -> tuple[Ranges, int, int | None] | None:

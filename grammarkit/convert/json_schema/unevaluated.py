@@ -5,13 +5,34 @@ the instance. When the schema only combines subschemas unconditionally (``allOf`
 evaluated set is static: the names and patterns of every ``properties`` and
 ``patternProperties`` in place, and the longest ``prefixItems``. Then ``unevaluated*`` becomes an
 ordinary clause, enforced exactly; otherwise :class:`Undecidable` is raised.
+
+``unevaluatedProperties`` beside ``oneOf``, ``not``, ``if`` with ``then`` or ``else``, and
+dependent schemas is still decided exactly, per alternative (:func:`decided_per_alternative`):
+the schema's node is a union of object sets, each the conjunction of the clauses of the
+subschemas that matched along one path (one ``oneOf`` branch minus the others, ``if`` and
+``then``, or the complement of ``if`` and ``else``...), so each set's own clauses say which
+names it evaluates (:func:`with_unevaluated`); complements (``not``, the other ``oneOf``
+branches, a failed ``if``) and ``const`` evaluate nothing, as the specification says. Only
+``anyOf`` (several branches may match and evaluate together) and dynamic references stay
+undecided.
 """
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Any
 
-from grammarkit.convert.json_schema.model import ANY, Child, Clause, Pattern, Ref
+from grammarkit.convert.json_schema.model import (
+    ANY,
+    NEVER,
+    Child,
+    Clause,
+    Inline,
+    Not,
+    ObjectSet,
+    Pattern,
+    Ref,
+)
 from grammarkit.convert.json_schema.references import Document
 from grammarkit.convert.json_schema.report import join
 
@@ -89,3 +110,74 @@ def unevaluated_items(document: Document, pointer: str) -> tuple[int, Child] | N
             if isinstance(schema.get(keyword), list):
                 width = max(width, len(schema[keyword]))
     return width, (Ref(join(pointer, "unevaluatedItems")),)
+
+
+_UNDECIDED_PER_ALTERNATIVE = ("anyOf", "$dynamicRef", "$recursiveRef")
+
+
+def decided_per_alternative(document: Document, pointer: str) -> bool:
+    """Whether the evaluated properties of the schema at ``pointer`` can be read off each
+    object set of its node (:func:`with_unevaluated`): the subschemas applied in place combine
+    through ``allOf``, ``$ref``, ``oneOf``, ``not``, ``if`` with ``then`` or ``else``, and
+    dependent schemas, never ``anyOf`` or a dynamic reference."""
+    seen: set[str] = set()
+    stack = [pointer]
+    while stack:
+        current = stack.pop()
+        if current in seen:
+            continue
+        seen.add(current)
+        schema = document.at(current)
+        if not isinstance(schema, dict):
+            continue
+        if any(keyword in schema for keyword in _UNDECIDED_PER_ALTERNATIVE) or (
+                "if" in schema and "then" not in schema and "else" not in schema):
+            return False
+        for keyword in ("allOf", "oneOf"):
+            if isinstance(schema.get(keyword), list):
+                stack.extend(join(current, keyword, i) for i in range(len(schema[keyword])))
+        stack.extend(join(current, keyword) for keyword in ("if", "then", "else")
+                     if keyword in schema)
+        for keyword in ("dependentSchemas", "dependencies"):
+            if isinstance(schema.get(keyword), dict):
+                stack.extend(join(current, keyword, name) for name, value
+                             in schema[keyword].items() if isinstance(value, (dict, bool)))
+        if isinstance(schema.get("$ref"), str):
+            try:
+                target = document.resolve(current, schema["$ref"])
+            except KeyError:
+                target = None
+            if target is None:
+                return False
+            stack.append(target)
+    return True
+
+
+def with_unevaluated(s: ObjectSet, keyword: str) -> ObjectSet:
+    """``s`` with the clause ``unevaluatedProperties`` (at pointer ``keyword``) adds: the names
+    and patterns its own clauses evaluate allow anything, other names take the keyword's
+    schema; ``s`` itself when a clause evaluates every name (``additionalProperties``, or an
+    ``unevaluatedProperties`` in place)."""
+    names: dict[str, None] = {}
+    patterns: dict[Pattern, None] = {}
+    for clause in s.clauses:
+        if _evaluates_nothing(clause):
+            continue
+        if clause.additional != ANY:
+            return s
+        names.update(dict.fromkeys(name for name, _ in clause.properties))
+        patterns.update(dict.fromkeys(pattern for pattern, _ in clause.patterns))
+    added = Clause(tuple((name, ANY) for name in names),
+                   tuple((pattern, ANY) for pattern in patterns), (Ref(keyword),))
+    return replace(s, clauses=s.clauses + (added,))
+
+
+def _evaluates_nothing(clause: Clause) -> bool:
+    """Whether ``clause`` comes from a keyword that evaluates no property: a complement
+    ("``name``, if present, is not in X", or is absent) or a ``const``/``enum`` object."""
+    values = [child for _, child in clause.properties]
+    if clause.additional == NEVER and all(len(v) == 1 and isinstance(v[0], Inline)
+                                          for v in values):
+        return True
+    return not clause.patterns and clause.additional == ANY and all(
+        v == NEVER or (len(v) == 1 and isinstance(v[0], Not)) for v in values)

@@ -1,0 +1,183 @@
+"""DFA states as grammar rules shared across automata: one rule per residual language.
+
+Objects split by ``oneOf``, ``anyOf``, ``not`` or ``if`` each exclude their own set of declared
+names from the names of their other properties, so one schema can need hundreds of "every name
+but these" automata that differ only near their start: past the first few characters, the
+state reached after ``"minifyEmb"`` accepts the same strings in every one of them. Writing each
+automaton out state by state repeats those states hundreds of times.
+
+:class:`SharedStates` writes a state as a rule only once per *residual language* (the strings
+it accepts from there on), across every automaton of one grammar. The language a state accepts
+is identified structurally: a state outside any cycle by its accepting flag and its edges'
+code-point sets and targets' rules; the states of a cycle by a canonical traversal of their
+strongly connected component, in which edges leaving the component name their targets' rules.
+Equal identities mean equal languages, so the grammar's language is unchanged; automata that
+are minimal (every construction here returns them so) share every state they can.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Hashable
+
+from grammarkit.convert.json_schema.automata import DFA, Ranges
+from grammarkit.ebnf import ast
+
+MAX_CANONICAL_COMPONENT = 256
+"""Cycles of more states than this are not compared (a canonical traversal from each state costs
+the square of their size); their states get rules of their own, as before."""
+
+class SharedStates:
+    """The rules of the DFA states written so far in one grammar, by residual language.
+
+    Parameters
+    ----------
+    fresh_name
+        Makes a rule name no other rule has (:meth:`~.emitter.Emitter.fresh_name`).
+    add_rules
+        Adds rules to the grammar (:meth:`~.emitter.Emitter.add_rules`).
+    """
+
+    def __init__(self, fresh_name: Callable[[str], str],
+                 add_rules: Callable[[list[ast.Rule]], None]) -> None:
+        self._fresh_name = fresh_name
+        self._add_rules = add_rules
+        self._rules: dict[int, str] = {}
+        self._languages: dict[Hashable, int] = {}
+
+    def expr(self, a: DFA, name: str, spell: Callable[[Ranges], ast.Expr]) -> ast.Expr:
+        """An expression for the language of ``a``, whose states become right-linear rules
+        (named from ``name``) unless a rule for the same residual language exists already;
+        ``spell`` turns an edge's code-point set into the expression reading one such point."""
+        if a.is_empty():
+            return ast.CharClass(())
+        identities = _identities(a, self._languages)
+        start = identities[a.start]
+        if start in self._rules:
+            return ast.RuleRef(self._rules[start])
+        base = self._fresh_name(name)
+        names: dict[int, str] = {}
+        new_states = []
+        for state in _reachable(a):
+            known = self._rules.get(identities[state])
+            if known is None:
+                known = base if state == a.start else f"{base}.s{state}"
+                self._rules[identities[state]] = known
+                new_states.append(state)
+            names[state] = known
+        rules = []
+        for state in new_states:
+            alternatives: list[ast.Expr] = [
+                ast.Sequence((spell(ranges), ast.RuleRef(names[target])))
+                for ranges, target in a.edges[state]]
+            if state in a.accepting:
+                alternatives.append(ast.Literal(""))
+            body = alternatives[0] if len(alternatives) == 1 else ast.Choice(tuple(alternatives))
+            rules.append(ast.Rule(names[state], body))
+        self._add_rules(rules)
+        return ast.RuleRef(base)
+
+
+def _reachable(a: DFA) -> list[int]:
+    """The states reachable from the start, in the order a depth-first search meets them."""
+    seen = {a.start}
+    order = []
+    stack = [a.start]
+    while stack:
+        state = stack.pop()
+        order.append(state)
+        for _, target in reversed(a.edges[state]):
+            if target not in seen:
+                seen.add(target)
+                stack.append(target)
+    return order
+
+
+def _identities(a: DFA, languages: dict[Hashable, int]) -> dict[int, int]:
+    """For each state reachable from the start, a number equal for two states (of this or
+    another automaton) only if they accept the same strings.
+
+    ``languages`` numbers the structural descriptions met so far (and is extended): a state
+    outside any cycle is described by its accepting flag and its edges' code-point sets and
+    targets' numbers, a state on a cycle by a traversal of its component from it."""
+    identities: dict[int, int] = {}
+
+    def number(description: Hashable) -> int:
+        return languages.setdefault(description, len(languages))
+
+    for component in _components(a):
+        members = set(component)
+        if len(component) == 1 and all(t != component[0] for _, t in a.edges[component[0]]):
+            state = component[0]
+            identities[state] = number((state in a.accepting, tuple(
+                (ranges, identities[t]) for ranges, t in a.edges[state])))
+        elif len(component) > MAX_CANONICAL_COMPONENT:
+            for state in component:
+                identities[state] = number(("unshared", len(languages)))
+        else:
+            for state in component:
+                identities[state] = number(("cycle", _traversal(a, state, members,
+                                                                identities)))
+    return identities
+
+
+def _traversal(a: DFA, start: int, members: set[int], exits: dict[int, int]
+               ) -> tuple[Hashable, ...]:
+    """The states of ``start``'s strongly connected component numbered in breadth-first order
+    from ``start``, each as its accepting flag and edges (to a number inside, or to the
+    identity of a state outside)."""
+    number = {start: 0}
+    queue = [start]
+    shape = []
+    for state in queue:
+        edges = []
+        for ranges, target in a.edges[state]:
+            if target in members:
+                if target not in number:
+                    number[target] = len(queue)
+                    queue.append(target)
+                edges.append((ranges, True, number[target]))
+            else:
+                edges.append((ranges, False, exits[target]))
+        shape.append((state in a.accepting, tuple(edges)))
+    return tuple(shape)
+
+
+def _components(a: DFA) -> list[list[int]]:
+    """The strongly connected components reachable from the start, each after every component
+    it leads to (Tarjan's algorithm, without recursion)."""
+    index: dict[int, int] = {}
+    low: dict[int, int] = {}
+    on_stack: set[int] = set()
+    stack: list[int] = []
+    components: list[list[int]] = []
+    work = [(a.start, 0)]
+    while work:
+        state, edge = work.pop()
+        if edge == 0:
+            index[state] = low[state] = len(index)
+            stack.append(state)
+            on_stack.add(state)
+        edges = a.edges[state]
+        while edge < len(edges):
+            target = edges[edge][1]
+            edge += 1
+            if target not in index:
+                work.append((state, edge))
+                work.append((target, 0))
+                break
+            if target in on_stack:
+                low[state] = min(low[state], index[target])
+        else:
+            if low[state] == index[state]:
+                component = []
+                while True:
+                    member = stack.pop()
+                    on_stack.discard(member)
+                    component.append(member)
+                    if member == state:
+                        break
+                components.append(component)
+            if work:
+                parent = work[-1][0]
+                low[parent] = min(low[parent], low[state])
+    return components
