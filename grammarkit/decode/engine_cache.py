@@ -105,11 +105,14 @@ def mask_engine(grammar: Grammar, vocab: Vocabulary) -> MaskEngine:
         with _LOCK:
             entry = _ENTRIES.get(key)
         if entry is None:
-            entry = _build(grammar.compiled, index, key)
-            with _LOCK:
-                _ENTRIES[key] = entry
-                _evict()
-                _BUILDING.pop(key, None)
+            try:
+                entry = _build(grammar.compiled, index, key)
+                with _LOCK:
+                    _ENTRIES[key] = entry
+                    _evict()
+            finally:  # a build that raised (a token id out of range...) leaves no lock behind
+                with _LOCK:
+                    _BUILDING.pop(key, None)
     return entry.engine
 
 

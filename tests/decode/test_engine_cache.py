@@ -16,6 +16,7 @@ import pytest
 from grammarkit import Grammar
 from grammarkit.decode import TokenMatcher, disk_cache, engine_cache, mask_engine
 from grammarkit.decode.disk_cache import CacheWarning, DiskCache
+from grammarkit.diagnostics import GrammarError
 from grammarkit.vocab import Vocabulary
 
 TOKENS = [b"a", b"b", b"ab", b"1", b"12", b"+", b"(", b")", b" ", b"</s>", b"x1", b"1+"]
@@ -93,6 +94,15 @@ def test_threads_asking_at_once_share_one_compilation(vocab: Vocabulary) -> None
         matchers = list(pool.map(lambda _: TokenMatcher(Grammar.from_ebnf(ARITHMETIC), vocab),
                                  range(8)))
     assert len({id(m._engine) for m in matchers}) == 1
+    assert not engine_cache._BUILDING
+
+
+def test_a_build_that_raises_leaves_nothing_behind(vocab: Vocabulary) -> None:
+    # the decoder refuses a recursive max_chars budget (GK116) while building the engine
+    grammar = Grammar.from_ebnf('root ::= v ">"\nv[max_chars=3] ::= "(" v ")" | "a"*')
+    for _ in range(2):  # the second build raises the same error
+        with pytest.raises(GrammarError, match="GK116"):
+            TokenMatcher(grammar, vocab)
     assert not engine_cache._BUILDING
 
 
