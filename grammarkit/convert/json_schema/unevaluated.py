@@ -19,6 +19,7 @@ undecided.
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from dataclasses import replace
 from typing import Any
 
@@ -44,10 +45,13 @@ class Undecidable(Exception):
     """The evaluated members depend on which subschemas match."""
 
 
-def _in_place(document: Document, pointer: str) -> list[dict[str, Any]]:
-    """The schema at ``pointer`` and those applied in place with it (``allOf`` members and
-    ``$ref`` targets, transitively)."""
-    found: list[dict[str, Any]] = []
+def _reached(document: Document, pointer: str, lists: tuple[str, ...] = ("allOf",),
+             singles: tuple[str, ...] = (), maps: tuple[str, ...] = ()
+             ) -> Iterator[dict[str, Any]]:
+    """The schema at ``pointer`` and those reached from it, each once: the members of the
+    ``lists`` keywords, the ``singles`` keywords' schemas, the values of the ``maps`` keywords
+    and ``$ref`` targets, transitively. Raises `Undecidable` at a ``$ref`` to another document
+    (once the schema holding it has been yielded)."""
     seen: set[str] = set()
     stack = [pointer]
     while stack:
@@ -58,11 +62,15 @@ def _in_place(document: Document, pointer: str) -> list[dict[str, Any]]:
         schema = document.at(current)
         if not isinstance(schema, dict):
             continue
-        if any(keyword in schema for keyword in _CONDITIONAL):
-            raise Undecidable
-        found.append(schema)
-        if isinstance(schema.get("allOf"), list):
-            stack.extend(join(current, "allOf", i) for i in range(len(schema["allOf"])))
+        yield schema
+        for keyword in lists:
+            if isinstance(schema.get(keyword), list):
+                stack.extend(join(current, keyword, i) for i in range(len(schema[keyword])))
+        stack.extend(join(current, keyword) for keyword in singles if keyword in schema)
+        for keyword in maps:
+            if isinstance(schema.get(keyword), dict):
+                stack.extend(join(current, keyword, name) for name, value
+                             in schema[keyword].items() if isinstance(value, (dict, bool)))
         if isinstance(schema.get("$ref"), str):
             try:
                 target = document.resolve(current, schema["$ref"])
@@ -71,6 +79,16 @@ def _in_place(document: Document, pointer: str) -> list[dict[str, Any]]:
             if target is None:
                 raise Undecidable
             stack.append(target)
+
+
+def _in_place(document: Document, pointer: str) -> list[dict[str, Any]]:
+    """The schema at ``pointer`` and those applied in place with it (``allOf`` members and
+    ``$ref`` targets, transitively)."""
+    found: list[dict[str, Any]] = []
+    for schema in _reached(document, pointer):
+        if any(keyword in schema for keyword in _CONDITIONAL):
+            raise Undecidable
+        found.append(schema)
     return found
 
 
@@ -120,36 +138,14 @@ def decided_per_alternative(document: Document, pointer: str) -> bool:
     object set of its node (:func:`with_unevaluated`): the subschemas applied in place combine
     through ``allOf``, ``$ref``, ``oneOf``, ``not``, ``if`` with ``then`` or ``else``, and
     dependent schemas, never ``anyOf`` or a dynamic reference."""
-    seen: set[str] = set()
-    stack = [pointer]
-    while stack:
-        current = stack.pop()
-        if current in seen:
-            continue
-        seen.add(current)
-        schema = document.at(current)
-        if not isinstance(schema, dict):
-            continue
-        if any(keyword in schema for keyword in _UNDECIDED_PER_ALTERNATIVE) or (
-                "if" in schema and "then" not in schema and "else" not in schema):
-            return False
-        for keyword in ("allOf", "oneOf"):
-            if isinstance(schema.get(keyword), list):
-                stack.extend(join(current, keyword, i) for i in range(len(schema[keyword])))
-        stack.extend(join(current, keyword) for keyword in ("if", "then", "else")
-                     if keyword in schema)
-        for keyword in ("dependentSchemas", "dependencies"):
-            if isinstance(schema.get(keyword), dict):
-                stack.extend(join(current, keyword, name) for name, value
-                             in schema[keyword].items() if isinstance(value, (dict, bool)))
-        if isinstance(schema.get("$ref"), str):
-            try:
-                target = document.resolve(current, schema["$ref"])
-            except KeyError:
-                target = None
-            if target is None:
+    try:
+        for schema in _reached(document, pointer, ("allOf", "oneOf"), ("if", "then", "else"),
+                               ("dependentSchemas", "dependencies")):
+            if any(keyword in schema for keyword in _UNDECIDED_PER_ALTERNATIVE) or (
+                    "if" in schema and "then" not in schema and "else" not in schema):
                 return False
-            stack.append(target)
+    except Undecidable:  # a reference to another document
+        return False
     return True
 
 
