@@ -43,7 +43,7 @@ import re
 import time
 import weakref
 from collections import deque
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Container, Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from functools import reduce
@@ -129,6 +129,23 @@ class Frame:
 
     def __repr__(self) -> str:
         return f"Frame({self.position})"
+
+
+def parents_first(frames: Iterable[Frame], done: Container[Frame]) -> Iterator[Frame]:
+    """``frames`` and their ancestors that are not in ``done``, each after its parents: the
+    caller puts each frame it gets into ``done`` before asking for the next."""
+    pending = list(frames)
+    while pending:
+        frame = pending[-1]
+        if frame in done:
+            pending.pop()
+            continue
+        missing = [parent for parent, _ in frame.parents if parent not in done]
+        if missing:
+            pending.extend(missing)
+            continue
+        pending.pop()
+        yield frame
 
 
 @dataclass(frozen=True, eq=False)
@@ -1772,19 +1789,9 @@ def _rebuilt(old: _Tables, groups: dict[Frame, int]) -> tuple[_Tables, dict[Fram
         return found
 
     frames: dict[Frame, Frame] = {}
-    pending = list(groups)
-    while pending:
-        frame = pending[-1]
-        if frame in frames:
-            pending.pop()
-            continue
-        missing = [parent for parent, _ in frame.parents if parent not in frames]
-        if missing:
-            pending.extend(missing)
-            continue
+    for frame in parents_first(groups, frames):
         parents = tuple((frames[parent], config(c)) for parent, c in frame.parents)
         frames[frame] = Frame(frame.position, parents, config(frame.own))
-        pending.pop()
     return new, {frames[frame]: config(c) for frame, c in groups.items()}
 
 

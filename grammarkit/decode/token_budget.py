@@ -32,6 +32,7 @@ import weakref
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from grammarkit.automata.earley import parents_first
 from grammarkit.decode.earley_core import EarleyCore, Frame, ParseState
 from grammarkit.ebnf import ast
 
@@ -128,17 +129,7 @@ class TokenBudget:
         while accepting token number ``token``)."""
         frames = self._frames
         added: list[Frame] = []
-        pending = [frame for frame, _ in state.groups if frame not in frames]
-        while pending:
-            frame = pending[-1]
-            if frame in frames:
-                pending.pop()
-                continue
-            missing = [p for p, _ in frame.parents if p not in frames]
-            if missing:
-                pending.extend(missing)
-                continue
-            pending.pop()
+        for frame in parents_first((frame for frame, _ in state.groups), frames):
             frames[frame] = self._info(frame, token)
             added.append(frame)
         return added
