@@ -105,11 +105,13 @@ class Grammar:
         return cls(regex_to_grammar(pattern, flavor=flavor), "root")
 
     @classmethod
-    def from_gbnf(cls, text: str, root: str = "root") -> Grammar:
-        """Read a llama.cpp GBNF grammar."""
+    def from_gbnf(cls, text: str, root: str = "root", *, path: str | None = None) -> Grammar:
+        """Read a llama.cpp GBNF grammar; its text (named ``path``) is the grammar's source,
+        so findings point into it."""
         from grammarkit.convert.gbnf import dialect_name, from_gbnf
 
-        return cls(from_gbnf(text, root=root), dialect_name(root))
+        return cls(from_gbnf(text, root=root), dialect_name(root),
+                   SourceText(text, path or "<string>"))
 
     # -- exporters -------------------------------------------------------------------------
     def to_ebnf(self) -> str:

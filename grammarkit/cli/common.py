@@ -222,7 +222,7 @@ def load_gbnf(source: SourceText, root: str) -> Grammar | GrammarError:
     from grammarkit.grammar import Grammar
 
     try:
-        return Grammar.from_gbnf(source.text, root)
+        return Grammar.from_gbnf(source.text, root, path=source.path)
     except GrammarError as exc:
         return GrammarError([d.with_source(source) if d.source is None or
                              d.source.text == source.text else d for d in exc.diagnostics])

@@ -165,3 +165,15 @@ def test_select_and_ignore(llama3: LoadedTokenizer) -> None:
     assert _codes(_check(text, llama3, ignore=["GK330"])) == ["GK320"]
     with pytest.raises(ValueError, match="matches no lint rule"):
         _check(text, llama3, select=["GK399"])
+
+
+def test_findings_on_a_gbnf_grammar_point_into_its_text() -> None:
+    # llama.cpp's c.gbnf through `grammarkit check c.gbnf --tokenizer llama3`: findings were
+    # shown at 1:1 over an empty line, the GBNF text not being the grammar's source
+    text = 'root ::= "x" ws "y"\n\nws ::= ([ \\t\\n]+)\n'
+    grammar = gk.Grammar.from_gbnf(text, path="c.gbnf")
+    assert grammar.source is not None and grammar.source.path == "c.gbnf"
+    report = check(grammar, letters_vocabulary(), samples=10)
+    [loop] = [d for d in report.diagnostics if d.code == "GK330"]
+    assert (loop.position.line, loop.position.column) == (3, 8)  # the loop `([ \\t\\n]+)`
+    assert "ws ::= ([ \\t\\n]+)" in loop.render()
