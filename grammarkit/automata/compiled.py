@@ -414,14 +414,15 @@ class CompiledGrammar:
             (s, (*counters[:-1], raised) if counters and counters[-1][0] is loop else counters)
             for s, counters in positions))
 
-    def follow_sets(self) -> list[int]:
+    def follow_sets(self) -> Sequence[int]:
         """Per rule (the pseudo-rule last): the bytes that can come right after it completes.
 
         256-bit ints over any context in the grammar, closed over rules that complete at once
         with the rule; read off the rule bodies, counters ignored (a superset, see
-        :mod:`grammarkit.automata.byte_facts`; no rule is compiled for it).
+        :mod:`grammarkit.automata.byte_facts`; no rule is compiled for it). Each set is
+        solved the first time it is read, from the bodies of the rules around it.
         """
-        return list(self._byte_facts().follow)
+        return self._byte_facts().follow
 
     def _byte_facts(self) -> ByteFacts:
         if self._facts is None:

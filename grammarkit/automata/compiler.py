@@ -41,7 +41,7 @@ from collections.abc import Callable, Container, Iterator
 from typing import Any
 
 from grammarkit._gc import paused_gc
-from grammarkit.automata.byte_facts import ByteFacts
+from grammarkit.automata.byte_facts import ByteFacts, ReachedBodies
 from grammarkit.automata.char_budget import budgeted_rule_names
 from grammarkit.automata.compiled import CompiledGrammar
 from grammarkit.automata.construct import build_expression
@@ -94,9 +94,10 @@ def _compile(grammar: ast.GrammarAST, root: str, char_deadlines: bool) -> Compil
         raise GrammarError([error("GK105", f"the root rule `{root}` is not defined", None,
                                   f"define `{root} ::= ...`")])
     regex: dict[ast.RegexMacro, ast.Expr] = {}
-    names = _reachable(rules, root, regex)
+    reached = ReachedBodies()
+    names = _reachable(rules, root, regex, reached)
     nodes = [rules[name] for name in names]
-    automata = RuleAutomata(nodes, regex, flatten_budgeted=not char_deadlines)
+    automata = RuleAutomata(nodes, regex, reached, flatten_budgeted=not char_deadlines)
     nullable = Nullability([rule.body for rule in nodes], automata.rule_ids, regex)
     spans = [rule.name_span or rule.span for rule in nodes]
     if char_deadlines:
@@ -114,8 +115,9 @@ class RuleAutomata:
     """
 
     def __init__(self, rules: list[ast.Rule], regex: dict[ast.RegexMacro, ast.Expr],
-                 flatten_budgeted: bool = True):
+                 reached: ReachedBodies, flatten_budgeted: bool = True):
         self.rules = rules
+        self._reached = reached
         self.rule_ids = {rule.name: i for i, rule in enumerate(rules)}
         self.budget = Budget(MAX_STATES)
         self._regex = regex
@@ -166,7 +168,7 @@ class RuleAutomata:
 
     def byte_facts(self, nullable: Container[int]) -> ByteFacts:
         """The byte ranges and FOLLOW sets of every rule, read off their bodies."""
-        return ByteFacts(self.rules, self.rule_ids, nullable, self.expand)
+        return ByteFacts(self.rules, self.rule_ids, nullable, self.expand, self._reached)
 
     def expand(self, node: ast.RegexMacro) -> ast.Expr:
         """The expression of a ``Regex`` macro (cached)."""
@@ -534,12 +536,13 @@ disjunction would grow past :data:`_MAX_TERMS`)."""
 _MAX_TERMS = 16
 
 
-def _reachable(rules: dict[str, ast.Rule], root: str,
-               regex: dict[ast.RegexMacro, ast.Expr]) -> list[str]:
+def _reachable(rules: dict[str, ast.Rule], root: str, regex: dict[ast.RegexMacro, ast.Expr],
+               reached: ReachedBodies) -> list[str]:
     """The rules reachable from ``root``, in definition order.
 
-    One walk over each reachable body finds its references (``GK103`` for an undefined one)
-    and expands its ``Regex`` macros (raising their errors).
+    One walk over each reachable body finds its references (``GK103`` for an undefined one),
+    expands its ``Regex`` macros (raising their errors) and fills ``reached`` (what the byte
+    facts need: the decoder's first mask then walks no body again).
     """
     seen = {root}
     pending = [root]
@@ -553,16 +556,25 @@ def _reachable(rules: dict[str, ast.Rule], root: str,
 
     literal, char_class, rule_ref = ast.Literal, ast.CharClass, ast.RuleRef
     sequence, choice, repeat = ast.Sequence, ast.Choice, ast.Repeat
+    add_literal, add_class, add_leaf = (reached.literals.add, reached.classes.add,
+                                        reached.leaves.add)
+    callers = reached.callers
     while pending:
-        stack: list[Any] = [rules[pending.pop()].body]
+        caller = pending.pop()
+        stack: list[Any] = [rules[caller].body]
         pop, extend = stack.pop, stack.extend
         while stack:
             node = pop()
             kind = type(node)
-            if kind is literal or kind is char_class:
-                continue
-            if kind is rule_ref:
+            if kind is literal:
+                add_literal(node.value)
+            elif kind is rule_ref:
                 name = node.name
+                found = callers.get(name)
+                if found is None:
+                    callers[name] = [caller]
+                else:
+                    found.append(caller)
                 if name not in seen:
                     if name not in rules:
                         reach(name, node.span)
@@ -572,14 +584,19 @@ def _reachable(rules: dict[str, ast.Rule], root: str,
                 extend(node.items)
             elif kind is choice:
                 extend(node.alternatives)
+            elif kind is char_class:
+                add_class((node.ranges, node.negated))
             elif kind is repeat:
                 stack.append(node.item)
-            elif kind is ast.RegexMacro:
-                _expanded(node, regex)
-            elif kind is ast.TagDispatch or kind is ast.TokenTagDispatch:
-                for _, callee in node.tags:
-                    if callee not in seen:
-                        reach(callee, node.span)
+            else:  # Regex, dispatches, Substring, tokens: their byte ranges are built alone
+                add_leaf(node)
+                if kind is ast.RegexMacro:
+                    _expanded(node, regex)
+                elif kind is ast.TagDispatch or kind is ast.TokenTagDispatch:
+                    for _, callee in node.tags:
+                        reached.dispatched.add(callee)
+                        if callee not in seen:
+                            reach(callee, node.span)
     return [name for name in rules if name in seen]
 
 

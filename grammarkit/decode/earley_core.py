@@ -10,6 +10,8 @@ depends on nothing private.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 from grammarkit.automata.compiled import CompiledGrammar
 from grammarkit.automata.earley import Frame, ParseState, Recognizer
 from grammarkit.automata.nfa import TokenEdge
@@ -29,7 +31,7 @@ class EarleyCore:
         self._rules: dict[int, frozenset[int]] = {}
         self._inactive: dict[int, bool] = {}
         self._token_edges: dict[int, tuple[tuple[TokenEdge, int], ...]] = {}
-        self._follow: list[int] | None = None
+        self._follow: Sequence[int] | None = None
         self._canonical: dict[tuple[int, int], int] = {}
         self._follow_of: dict[int, tuple[tuple[int, int], ...]] = {}
         self._callers: dict[tuple[int, int], tuple[int, frozenset[int]]] = {}

@@ -3,11 +3,17 @@ automata's, and computed without compiling a rule."""
 
 from __future__ import annotations
 
+import functools
+import operator
+import random
+
 from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from grammarkit.automata.compiled import CompiledGrammar
 from grammarkit.automata.compiler import RuleAutomata, compile_grammar
 from grammarkit.automata.nfa import NFA
+from grammarkit.ebnf import ast
 from grammarkit.ebnf.parser import parse
 from grammarkit.grammar import Grammar
 
@@ -114,3 +120,76 @@ def test_small_rules_without_calls_are_built_in_place() -> None:
     assert not any(root.call_edges)
     assert sum(nfa is not None for nfa in automata._nfas) == 1  # the callees never built
 
+
+
+
+def _follow_on_bodies(c: CompiledGrammar, grammar: ast.GrammarAST) -> list[int]:
+    """FOLLOW sets of every rule by a plain fixpoint over all rule bodies at once: the eager
+    textbook computation the on-demand one must agree with (for ``many_rules`` grammars:
+    ASCII literals and classes, references, sequences, choices, repetitions)."""
+    rules = {name: rule for rule, name in enumerate(c.rule_names)}
+    bodies = {rule.name: rule.body for rule in grammar.rules}
+    lead_bytes = ((1 << (0xF4 + 1 - 0xC2)) - 1) << 0xC2  # first bytes of non-ASCII characters
+
+    def first(expr: ast.Expr, firsts: list[int]) -> tuple[int, bool]:
+        if isinstance(expr, ast.Literal):
+            return (1 << ord(expr.value[0]), False) if expr.value else (0, True)
+        if isinstance(expr, ast.CharClass):
+            bits = sum((any(lo <= b <= hi for lo, hi in expr.ranges) != expr.negated) << b
+                       for b in range(128))
+            return bits | (lead_bytes if expr.negated else 0), False
+        if isinstance(expr, ast.RuleRef):
+            return firsts[rules[expr.name]], rules[expr.name] in c.nullable
+        if isinstance(expr, ast.Repeat):
+            bits, empty = first(expr.item, firsts)
+            return bits, empty or expr.min == 0
+        if isinstance(expr, ast.Choice):
+            parts = [first(a, firsts) for a in expr.alternatives]
+            return functools.reduce(operator.or_, (p[0] for p in parts), 0), any(
+                p[1] for p in parts)
+        assert isinstance(expr, ast.Sequence)
+        bits = 0
+        for item in expr.items:
+            item_bits, empty = first(item, firsts)
+            bits |= item_bits
+            if not empty:
+                return bits, False
+        return bits, True
+
+    def visit(expr: ast.Expr, after: int, ends: bool, rule: int, firsts: list[int],
+              follow: list[int]) -> None:
+        if isinstance(expr, ast.RuleRef):
+            follow[rules[expr.name]] |= after | (follow[rule] if ends else 0)
+        elif isinstance(expr, ast.Repeat):
+            again = first(expr.item, firsts)[0] if expr.max is None or expr.max >= 2 else 0
+            visit(expr.item, after | again, ends, rule, firsts, follow)
+        elif isinstance(expr, ast.Choice):
+            for alternative in expr.alternatives:
+                visit(alternative, after, ends, rule, firsts, follow)
+        elif isinstance(expr, ast.Sequence):
+            for i, item in enumerate(expr.items):
+                bits, empty = first(ast.Sequence(expr.items[i + 1:]), firsts)
+                visit(item, bits | (after if empty else 0), ends and empty, rule, firsts,
+                      follow)
+
+    firsts = [0] * (c.num_rules + 1)
+    for _ in range(c.num_rules + 1):
+        firsts = [first(bodies[name], firsts)[0] for name in c.rule_names] + [0]
+    follow = [0] * (c.num_rules + 1)
+    for _ in range(c.num_rules + 1):
+        for name in c.rule_names:
+            visit(bodies[name], 0, True, rules[name], firsts, follow)
+    return follow
+
+
+@settings(max_examples=30, deadline=None)
+@given(ebnf=many_rules(), order=st.randoms(use_true_random=False))
+def test_follow_sets_solved_on_demand_equal_the_whole_grammar_fixpoint(
+        ebnf: str, order: random.Random) -> None:
+    grammar = parse(ebnf).ast
+    compiled = compile_grammar(grammar)
+    expected = _follow_on_bodies(compiled, grammar)
+    rules = list(range(compiled.num_rules + 1))
+    order.shuffle(rules)  # sets solved in any order: each is complete when first read
+    follow = compiled.follow_sets()
+    assert {rule: follow[rule] for rule in rules} == dict(enumerate(expected))
