@@ -98,7 +98,7 @@ def _compile(grammar: ast.GrammarAST, root: str, char_deadlines: bool) -> Compil
     names = _reachable(rules, root, regex, reached)
     nodes = [rules[name] for name in names]
     automata = RuleAutomata(nodes, regex, reached, flatten_budgeted=not char_deadlines)
-    nullable = Nullability([rule.body for rule in nodes], automata.rule_ids, regex)
+    nullable = Nullability(nodes, automata.union_body, automata.rule_ids, regex)
     spans = [rule.name_span or rule.span for rule in nodes]
     if char_deadlines:
         return CompiledGrammar(names, automata.rule_ids[root], automata, nullable, spans,
@@ -128,8 +128,9 @@ class RuleAutomata:
         self._busy: set[int] = set()
         self._inlines = flatten_budgeted  # with deadlines, every rule keeps its own items
         self._leaf_bodies: dict[int, ast.Expr | None] = {}
+        self._union_bodies: dict[int, ast.Expr] = {}
         self._union_budget = 2 * len(rules) + 1000
-        """How many rule bodies :meth:`_union_body` may still pull into others (bounds the
+        """How many rule bodies :meth:`union_body` may still pull into others (bounds the
         work of many rules sharing one long chain)."""
         attributed = [(i, rule) for i, rule in enumerate(rules) if rule.attributes]
         self._lazy = {i for i, rule in attributed if _is_lazy(rule)}
@@ -196,7 +197,7 @@ class RuleAutomata:
         node = self.rules[rule]
         nfa = NFA(self.budget)
         try:
-            nfa.start, end = build_expression(nfa, self._union_body(rule), self.rule_ids,
+            nfa.start, end = build_expression(nfa, self.union_body(rule), self.rule_ids,
                                               self.expand,
                                               unroll=rule in self._unrolled,
                                               inline=self._leaf_body)
@@ -205,9 +206,9 @@ class RuleAutomata:
         nfa.finals = {end}
         return nfa
 
-    def _union_body(self, rule: int) -> ast.Expr:
+    def union_body(self, rule: int) -> ast.Expr:
         """``rule``'s body with each alternative that is a bare reference replaced by the
-        alternatives of the rule it names, transitively.
+        alternatives of the rule it names, transitively (cached).
 
         ``x ::= "a" | y`` and ``y ::= "b" | z`` make ``x ::= "a" | "b" | z``'s alternatives:
         a union, so a rule met again adds nothing (recursion through bare alternatives
@@ -216,6 +217,12 @@ class RuleAutomata:
         with ``max_chars`` or ``max_tokens`` stay calls; all rules together pull in at most :attr:`_union_budget` bodies.
         Only choices are read so; a body that is one reference is inlined as usual.
         """
+        found = self._union_bodies.get(rule)
+        if found is None:
+            found = self._union_bodies[rule] = self._merged_body(rule)
+        return found
+
+    def _merged_body(self, rule: int) -> ast.Expr:
         body = self.rules[rule].body
         if (not isinstance(body, ast.Choice) or self._union_budget <= 0 or not self._inlines
                 or not any(type(a) is ast.RuleRef for a in body.alternatives)):
@@ -682,15 +689,21 @@ class Nullability:
     A rule is decided the first time it is asked for: its body's :data:`Formula`, and those of
     the undecided rules the formula depends on (transitively), solved together as Horn
     clauses. Most rules decide on their own body (a literal first), so a grammar costs the
-    rules inputs reach, not a walk over all of them.
+    rules inputs reach, not a walk over all of them. A body whose formula depends on other
+    rules is read as its union body (``union_body``: bare-reference alternatives replaced by
+    the alternatives they name, which the rule's automaton is built from anyway), so a chain
+    ``ri ::= "w..." | r(i+1)`` is decided by one look at its union, not rule by rule.
     """
 
-    def __init__(self, bodies: list[ast.Expr], rule_ids: dict[str, int],
-                 regex: dict[ast.RegexMacro, ast.Expr]):
-        self._bodies = bodies
+    def __init__(self, rules: list[ast.Rule], union_body: Callable[[int], ast.Expr],
+                 rule_ids: dict[str, int], regex: dict[ast.RegexMacro, ast.Expr]):
+        self._rules = rules
+        self._union_body = union_body
+        self._bodies: dict[int, ast.Expr] = {}
+        """The body each rule's formula was read from."""
         self._ids = rule_ids
         self._regex = regex
-        self._known: list[bool | None] = [None] * len(bodies)
+        self._known: list[bool | None] = [None] * len(rules)
         self._formulas: dict[int, Formula] = {}
 
     def __contains__(self, rule: object) -> bool:
@@ -712,8 +725,14 @@ class Nullability:
     def _formula(self, rule: int) -> Formula:
         if rule in self._formulas:
             return self._formulas[rule]
-        body = self._bodies[rule]
+        body = self._rules[rule].body
         plain, found = _plain_formula(body)
+        if not (plain and isinstance(found, bool)):  # it depends on other rules
+            union = self._union_body(rule)
+            if union is not body:
+                body = union
+                plain, found = _plain_formula(body)
+        self._bodies[rule] = body
         if not plain:
             found = _summary(body, self._regex, lambda name, _span: (frozenset((name,)),))
         self._formulas[rule] = found
