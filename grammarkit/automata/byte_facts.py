@@ -68,6 +68,9 @@ class ReachedBodies:
         Per rule name, the names of the rules whose bodies reference it (once per reference).
     dispatched
         The names of the rules a ``TagDispatch`` or ``TokenTagDispatch`` dispatches to.
+    tokens
+        Every ``Token``/``ExcludeToken`` and ``TokenTagDispatch`` node, in walk order (their
+        ids are checked against a vocabulary by the decoder).
     """
 
     literals: set[str] = field(default_factory=set)
@@ -75,6 +78,7 @@ class ReachedBodies:
     leaves: set[Any] = field(default_factory=set)
     callers: dict[str, list[str]] = field(default_factory=dict)
     dispatched: set[str] = field(default_factory=set)
+    tokens: list[Any] = field(default_factory=list)
 
 
 class ByteFacts:

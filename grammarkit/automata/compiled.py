@@ -48,7 +48,7 @@ from grammarkit.diagnostics import GrammarError, error
 if TYPE_CHECKING:
     import numpy as np
 
-    from grammarkit.ebnf.ast import Span
+    from grammarkit.ebnf.ast import Span, TokenSet, TokenTagDispatch
 
 ByteEdges = tuple[tuple[int, int, int], ...]
 CallEdges = tuple[tuple[int, int], ...]
@@ -148,13 +148,18 @@ class CompiledGrammar:
     char_deadlines
         ``{rule: N}`` for rules with ``max_chars=N`` compiled as ordinary rules, whose budgets
         the recognizer enforces (:mod:`grammarkit.automata.char_deadlines`).
+    token_nodes
+        The ``Token``/``ExcludeToken``/``TokenTagDispatch`` nodes of the rules' bodies (kept
+        as :attr:`token_nodes` for the decoder's check of their ids against a vocabulary).
     """
 
     def __init__(self, rule_names: Sequence[str], root: int, rules: RuleSource,
                  nullable: Collection[int], spans: Sequence[Span | None],
                  char_budgets: dict[int, int] | None = None,
-                 char_deadlines: dict[int, int] | None = None):
+                 char_deadlines: dict[int, int] | None = None,
+                 token_nodes: Sequence[TokenSet | TokenTagDispatch] = ()):
         self.rule_names = tuple(rule_names)
+        self.token_nodes = tuple(token_nodes)
         self.root = root
         self.nullable = nullable
         self._rules = rules

@@ -100,11 +100,12 @@ def _compile(grammar: ast.GrammarAST, root: str, char_deadlines: bool) -> Compil
     automata = RuleAutomata(nodes, regex, reached, flatten_budgeted=not char_deadlines)
     nullable = Nullability(nodes, automata.union_body, automata.rule_ids, regex)
     spans = [rule.name_span or rule.span for rule in nodes]
+    tokens = tuple(reached.tokens)
     if char_deadlines:
         return CompiledGrammar(names, automata.rule_ids[root], automata, nullable, spans,
-                               char_deadlines=automata.budgeted)
+                               char_deadlines=automata.budgeted, token_nodes=tokens)
     return CompiledGrammar(names, automata.rule_ids[root], automata, nullable, spans,
-                           automata.budgeted)
+                           automata.budgeted, token_nodes=tokens)
 
 
 class RuleAutomata:
@@ -141,7 +142,7 @@ class RuleAutomata:
                          budgeted_rule_names([rule for _, rule in attributed]).items()}
         """``{rule: N}`` for the rules with ``max_chars=N``."""
         self._kept_calls = set(self.budgeted) | {
-            i for i, rule in enumerate(rules) if _has_token_budget(rule)}
+            i for i, rule in attributed if _has_token_budget(rule)}
         """Rules never inlined: those with ``max_chars`` or ``max_tokens``."""
         for i in sorted(self._lazy):
             if self.budgeted:
@@ -599,7 +600,11 @@ def _reachable(rules: dict[str, ast.Rule], root: str, regex: dict[ast.RegexMacro
                 add_leaf(node)
                 if kind is ast.RegexMacro:
                     _expanded(node, regex)
+                elif kind is ast.TokenSet:
+                    reached.tokens.append(node)
                 elif kind is ast.TagDispatch or kind is ast.TokenTagDispatch:
+                    if kind is ast.TokenTagDispatch:
+                        reached.tokens.append(node)
                     for _, callee in node.tags:
                         reached.dispatched.add(callee)
                         if callee not in seen:

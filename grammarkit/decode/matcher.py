@@ -26,25 +26,35 @@ MAX_ROUTE_STEPS = 64
 :meth:`TokenMatcher._route`)."""
 
 
+def _token_nodes(grammar: Grammar) -> list[ast.TokenSet | ast.TokenTagDispatch]:
+    """The nodes of ``grammar`` that name token ids, in source order: those of the rules the
+    root reaches (collected while compiling), of lookaheads and of rules it does not reach."""
+    compiled = grammar.compiled
+    found = list(compiled.token_nodes)
+    rules = grammar.ast.rules
+    reached = set(compiled.rule_names) if len(rules) > compiled.num_rules else None
+    for rule in rules:
+        bodies = (rule.lookahead, None if reached is None or rule.name in reached else rule.body)
+        for body in bodies:
+            if body is not None:
+                found.extend(node for node in ast.walk(body)
+                             if isinstance(node, (ast.TokenSet, ast.TokenTagDispatch)))
+    return sorted(found, key=lambda node: -1 if node.span is None else node.span.start)
+
+
 def _check_token_ids(grammar: Grammar, vocab: Vocabulary) -> None:
     """Raise GK170 for ``Token``/``ExcludeToken``/``TokenTagDispatch`` ids outside ``vocab``."""
     errors = []
-    for rule in grammar.ast.rules:
-        for body in (rule.body, rule.lookahead):
-            for node in () if body is None else ast.walk(body):
-                if isinstance(node, ast.TokenSet):
-                    ids: tuple[int, ...] = node.ids
-                elif isinstance(node, ast.TokenTagDispatch):
-                    ids = tuple(i for i, _ in node.tags) + node.excludes
-                else:
-                    continue
-                for token_id in ids:
-                    if not 0 <= token_id < vocab.vocab_size:
-                        errors.append(error(
-                            "GK170", f"token id {token_id} is outside the vocabulary "
-                            f"({vocab.vocab_size} tokens, {vocab.source})", node.span,
-                            f"token ids go from 0 to {vocab.vocab_size - 1}; is this grammar "
-                            "meant for another tokenizer?"))
+    for node in _token_nodes(grammar):
+        ids = (node.ids if isinstance(node, ast.TokenSet)
+               else tuple(i for i, _ in node.tags) + node.excludes)
+        for token_id in ids:
+            if not 0 <= token_id < vocab.vocab_size:
+                errors.append(error(
+                    "GK170", f"token id {token_id} is outside the vocabulary "
+                    f"({vocab.vocab_size} tokens, {vocab.source})", node.span,
+                    f"token ids go from 0 to {vocab.vocab_size - 1}; is this grammar "
+                    "meant for another tokenizer?"))
     if errors:
         source = grammar.source
         raise GrammarError([d if source is None else d.with_source(source) for d in errors])

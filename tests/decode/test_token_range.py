@@ -23,6 +23,9 @@ VOCAB = gk.Vocabulary.from_tokens([b"a", b"b", b"c"])
         ('root ::= TokenTagDispatch((5, a))\na ::= "a"', 5),
         ('root ::= TokenTagDispatch((1, a), excludes=(7,))\na ::= "a"', 7),
         ('root ::= "a" (= Token(3))', 3),
+        ('root ::= x\nx ::= y "b"\ny ::= "a" Token(6)', 6),  # found while compiling
+        ('root ::= "a" (= x)\nx ::= Token(4)', 4),  # a rule only a lookahead names
+        ('root ::= "a"\nx ::= Token(5)', 5),  # a rule the root does not reach
     ],
 )
 def test_out_of_range_token_ids_are_refused(text: str, bad: int) -> None:
