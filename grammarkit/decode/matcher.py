@@ -8,12 +8,13 @@ from dataclasses import dataclass
 import numpy as np
 import numpy.typing as npt
 
+from grammarkit.automata.compiled import CompiledGrammar
 from grammarkit.decode.bitmask import Words, bitmask_width, set_bits
 from grammarkit.decode.earley_core import Frame, ParseState
 from grammarkit.decode.engine_cache import mask_engine
 from grammarkit.decode.mask_engine import Route
 from grammarkit.decode.token_budget import TokenBudget
-from grammarkit.diagnostics import GrammarError, error
+from grammarkit.diagnostics import Diagnostic, GrammarError, error
 from grammarkit.ebnf import ast
 from grammarkit.grammar import Grammar
 from grammarkit.vocab import Vocabulary
@@ -26,26 +27,36 @@ MAX_ROUTE_STEPS = 64
 :meth:`TokenMatcher._route`)."""
 
 
-def _token_nodes(grammar: Grammar) -> list[ast.TokenSet | ast.TokenTagDispatch]:
-    """The nodes of ``grammar`` that name token ids, in source order: those of the rules the
-    root reaches (collected while compiling), of lookaheads and of rules it does not reach."""
-    compiled = grammar.compiled
-    found = list(compiled.token_nodes)
+def _check_token_ids(grammar: Grammar, vocab: Vocabulary, compiled: CompiledGrammar) -> None:
+    """Raise GK170 for ``Token``/``ExcludeToken``/``TokenTagDispatch`` ids outside ``vocab``.
+
+    ``compiled`` is ``grammar``'s automata or those of an equal grammar (the engine cache's):
+    its rules' token nodes were collected while compiling, so only lookaheads and rules the
+    root does not reach are walked here; the errors are located in ``grammar``'s own text.
+    """
     rules = grammar.ast.rules
     reached = set(compiled.rule_names) if len(rules) > compiled.num_rules else None
-    for rule in rules:
-        bodies = (rule.lookahead, None if reached is None or rule.name in reached else rule.body)
-        for body in bodies:
-            if body is not None:
-                found.extend(node for node in ast.walk(body)
-                             if isinstance(node, (ast.TokenSet, ast.TokenTagDispatch)))
-    return sorted(found, key=lambda node: -1 if node.span is None else node.span.start)
+    bodies = [body for rule in rules for body in (
+        rule.lookahead, None if reached is None or rule.name in reached else rule.body)
+        if body is not None]
+    if not _token_id_errors([*compiled.token_nodes, *_token_nodes(bodies)], vocab):
+        return
+    own = _token_nodes([body for rule in rules for body in (rule.body, rule.lookahead)
+                        if body is not None])
+    source = grammar.source
+    raise GrammarError([d if source is None else d.with_source(source)
+                        for d in _token_id_errors(own, vocab)])
 
 
-def _check_token_ids(grammar: Grammar, vocab: Vocabulary) -> None:
-    """Raise GK170 for ``Token``/``ExcludeToken``/``TokenTagDispatch`` ids outside ``vocab``."""
+def _token_nodes(bodies: Sequence[ast.Expr]) -> list[ast.TokenSet | ast.TokenTagDispatch]:
+    return [node for body in bodies for node in ast.walk(body)
+            if isinstance(node, (ast.TokenSet, ast.TokenTagDispatch))]
+
+
+def _token_id_errors(nodes: Sequence[ast.TokenSet | ast.TokenTagDispatch], vocab: Vocabulary
+                     ) -> list[Diagnostic]:
     errors = []
-    for node in _token_nodes(grammar):
+    for node in nodes:
         ids = (node.ids if isinstance(node, ast.TokenSet)
                else tuple(i for i, _ in node.tags) + node.excludes)
         for token_id in ids:
@@ -55,9 +66,7 @@ def _check_token_ids(grammar: Grammar, vocab: Vocabulary) -> None:
                     f"({vocab.vocab_size} tokens, {vocab.source})", node.span,
                     f"token ids go from 0 to {vocab.vocab_size - 1}; is this grammar "
                     "meant for another tokenizer?"))
-    if errors:
-        source = grammar.source
-        raise GrammarError([d if source is None else d.with_source(source) for d in errors])
+    return errors
 
 
 @dataclass(frozen=True)
@@ -104,8 +113,8 @@ class TokenMatcher:
         bad = [i for i in stops if not 0 <= i < vocab.vocab_size]
         if bad:
             raise ValueError(f"stop token ids out of range({vocab.vocab_size}): {bad[:5]}")
-        _check_token_ids(grammar, vocab)
         self._engine = mask_engine(grammar, vocab)
+        _check_token_ids(grammar, vocab, self._engine.core.compiled)
         self._vocab = vocab
         self._stop_ids = frozenset(stops)
         self._stop_array = np.array(stops, dtype=np.int64)
