@@ -58,14 +58,15 @@ class ReachedBodies:
     Attributes
     ----------
     literals
-        The distinct literal strings.
+        The literal strings (repeated as they occur: a list is cheaper to fill than a set).
     classes
-        The distinct character classes, as ``(ranges, negated)``.
+        The character classes (as they occur).
     leaves
         The distinct ``Regex``, ``TagDispatch``, ``TokenTagDispatch``, ``Substring`` and token
         nodes (built on their own for their byte ranges).
-    callers
-        Per rule name, the names of the rules whose bodies reference it (once per reference).
+    references
+        Per rule that references others, its name and the names it references (once per
+        reference).
     dispatched
         The names of the rules a ``TagDispatch`` or ``TokenTagDispatch`` dispatches to.
     tokens
@@ -73,10 +74,10 @@ class ReachedBodies:
         ids are checked against a vocabulary by the decoder).
     """
 
-    literals: set[str] = field(default_factory=set)
-    classes: set[tuple[Any, bool]] = field(default_factory=set)
+    literals: list[str] = field(default_factory=list)
+    classes: list[ast.CharClass] = field(default_factory=list)
     leaves: set[Any] = field(default_factory=set)
-    callers: dict[str, list[str]] = field(default_factory=dict)
+    references: list[tuple[str, list[str]]] = field(default_factory=list)
     dispatched: set[str] = field(default_factory=set)
     tokens: list[Any] = field(default_factory=list)
 
@@ -111,6 +112,7 @@ class ByteFacts:
         self._byte_ranges: set[tuple[int, int]] | None = None
         self._first: dict[int, int] = {}
         self._contexts: dict[int, dict[int, Context]] = {}
+        self._callers_of: dict[str, list[str]] | None = None
         self.follow = FollowSets(self, len(rules))
         """Per rule (the entry pseudo-rule last, always 0): the bytes that may follow it."""
 
@@ -119,9 +121,9 @@ class ByteFacts:
         """Every byte range an edge of some rule automaton may carry."""
         if self._byte_ranges is None:
             reached = self._reached
-            ranges = {(b, b) for b in set(utf8.encode("".join(reached.literals)))}
-            for ranges_, negated in reached.classes:
-                ranges.update(self._class(ranges_, negated)[0])
+            ranges = {(b, b) for b in set(utf8.encode("".join(set(reached.literals))))}
+            for key in {(node.ranges, node.negated) for node in reached.classes}:
+                ranges.update(self._class(*key)[0])
             for leaf in reached.leaves:
                 ranges.update(self._leaf(leaf)[0])
             self._byte_ranges = ranges
@@ -137,7 +139,7 @@ class ByteFacts:
         known = self.follow.known
         ids = self._rule_ids
         dispatched = {ids[name] for name in self._reached.dispatched}
-        callers = self._reached.callers
+        callers = self._callers()
         names = [rule.name for rule in self._rules]
         bits: dict[int, int] = {}
         firsts: dict[int, set[int]] = {}
@@ -175,6 +177,19 @@ class ByteFacts:
                 users.setdefault(caller, []).append(rule)
         _propagate(bits, users)
         return bits
+
+    def _callers(self) -> dict[str, list[str]]:
+        """Per rule name, the names of the rules whose bodies reference it (built once)."""
+        if self._callers_of is None:
+            self._callers_of = {}
+            for caller, called in self._reached.references:
+                for name in called:
+                    found = self._callers_of.get(name)
+                    if found is None:
+                        self._callers_of[name] = [caller]
+                    else:
+                        found.append(caller)
+        return self._callers_of
 
     def _contexts_in(self, caller: int) -> dict[int, Context]:
         """Per rule referenced in ``caller``'s body: what may follow it there (cached)."""

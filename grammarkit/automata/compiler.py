@@ -564,13 +564,15 @@ def _reachable(rules: dict[str, ast.Rule], root: str, regex: dict[ast.RegexMacro
 
     literal, char_class, rule_ref = ast.Literal, ast.CharClass, ast.RuleRef
     sequence, choice, repeat = ast.Sequence, ast.Choice, ast.Repeat
-    add_literal, add_class, add_leaf = (reached.literals.add, reached.classes.add,
+    add_literal, add_class, add_leaf = (reached.literals.append, reached.classes.append,
                                         reached.leaves.add)
-    callers = reached.callers
+    references = reached.references
     while pending:
         caller = pending.pop()
         stack: list[Any] = [rules[caller].body]
         pop, extend = stack.pop, stack.extend
+        called: list[str] = []
+        add_reference = called.append
         while stack:
             node = pop()
             kind = type(node)
@@ -578,11 +580,7 @@ def _reachable(rules: dict[str, ast.Rule], root: str, regex: dict[ast.RegexMacro
                 add_literal(node.value)
             elif kind is rule_ref:
                 name = node.name
-                found = callers.get(name)
-                if found is None:
-                    callers[name] = [caller]
-                else:
-                    found.append(caller)
+                add_reference(name)
                 if name not in seen:
                     if name not in rules:
                         reach(name, node.span)
@@ -593,7 +591,7 @@ def _reachable(rules: dict[str, ast.Rule], root: str, regex: dict[ast.RegexMacro
             elif kind is choice:
                 extend(node.alternatives)
             elif kind is char_class:
-                add_class((node.ranges, node.negated))
+                add_class(node)
             elif kind is repeat:
                 stack.append(node.item)
             else:  # Regex, dispatches, Substring, tokens: their byte ranges are built alone
@@ -609,6 +607,8 @@ def _reachable(rules: dict[str, ast.Rule], root: str, regex: dict[ast.RegexMacro
                         reached.dispatched.add(callee)
                         if callee not in seen:
                             reach(callee, node.span)
+        if called:
+            references.append((caller, called))
     return [name for name in rules if name in seen]
 
 
