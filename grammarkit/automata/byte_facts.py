@@ -50,6 +50,10 @@ reference may end the body (then whatever follows the body's rule)."""
 
 _NO_RULES: frozenset[int] = frozenset()
 
+_SCANS_BEFORE_INDEX = 16
+"""Callers looked up by scanning every body's references before an index of them is built
+(a scan costs about a tenth of building the index)."""
+
 
 @dataclass
 class ReachedBodies:
@@ -113,6 +117,7 @@ class ByteFacts:
         self._first: dict[int, int] = {}
         self._contexts: dict[int, dict[int, Context]] = {}
         self._callers_of: dict[str, list[str]] | None = None
+        self._scans = 0
         self.follow = FollowSets(self, len(rules))
         """Per rule (the entry pseudo-rule last, always 0): the bytes that may follow it."""
 
@@ -139,8 +144,7 @@ class ByteFacts:
         known = self.follow.known
         ids = self._rule_ids
         dispatched = {ids[name] for name in self._reached.dispatched}
-        callers = self._callers()
-        names = [rule.name for rule in self._rules]
+        rules = self._rules
         bits: dict[int, int] = {}
         firsts: dict[int, set[int]] = {}
         heirs: dict[int, list[int]] = {}  # rule -> rules whose FOLLOW flows into it
@@ -151,7 +155,7 @@ class ByteFacts:
             value = ANY_BYTE if rule in dispatched else 0
             starts: set[int] = set()
             up: list[int] = []
-            for caller in {ids[name] for name in callers.get(names[rule], ())}:
+            for caller in {ids[name] for name in self._callers(rules[rule].name)}:
                 context = self._contexts_in(caller).get(rule)
                 if context is None:  # referenced only inside `x{0}`
                     continue
@@ -178,18 +182,26 @@ class ByteFacts:
         _propagate(bits, users)
         return bits
 
-    def _callers(self) -> dict[str, list[str]]:
-        """Per rule name, the names of the rules whose bodies reference it (built once)."""
+    def _callers(self, name: str) -> list[str]:
+        """The names of the rules whose bodies reference rule ``name``.
+
+        The first :data:`_SCANS_BEFORE_INDEX` requests scan the references (a first mask asks
+        for a few rules); later ones read an index of every rule's callers, built once.
+        """
         if self._callers_of is None:
+            references = self._reached.references
+            if self._scans < _SCANS_BEFORE_INDEX:
+                self._scans += 1
+                return [caller for caller, called in references if name in called]
             self._callers_of = {}
-            for caller, called in self._reached.references:
-                for name in called:
-                    found = self._callers_of.get(name)
+            for caller, called in references:
+                for callee in called:
+                    found = self._callers_of.get(callee)
                     if found is None:
-                        self._callers_of[name] = [caller]
+                        self._callers_of[callee] = [caller]
                     else:
                         found.append(caller)
-        return self._callers_of
+        return self._callers_of.get(name, [])
 
     def _contexts_in(self, caller: int) -> dict[int, Context]:
         """Per rule referenced in ``caller``'s body: what may follow it there (cached)."""
