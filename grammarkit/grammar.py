@@ -188,7 +188,7 @@ class Grammar:
         from grammarkit.automata.char_budget import budgeted_rule_names
         from grammarkit.automata.compiler import compile_grammar
 
-        if not budgeted_rule_names(self.ast.rules):
+        if not budgeted_rule_names([rule for rule in self.ast.rules if rule.attributes]):
             return self.compiled
         with self._located_errors():
             return compile_grammar(self.ast, self.root, char_deadlines=True)
