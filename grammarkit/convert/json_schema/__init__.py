@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from grammarkit._gc import paused_gc
+from grammarkit._recursion import deep_recursion
 from grammarkit.convert.errors import SchemaError
 from grammarkit.convert.json_schema.emitter import Emitter
 from grammarkit.convert.json_schema.layout import Layout
@@ -97,7 +98,9 @@ def convert_schema(
                           "with every vocabulary")
         reader = Reader(document, reporter, strict)
         emitter = Emitter(reader, reporter, layout, property_order)
-        with paused_gc():  # millions of short-lived, acyclic nodes: collections only cost
+        # millions of short-lived, acyclic nodes: collections only cost; nodes and patterns
+        # as deep as the loader and the regex parser allow take several frames per level
+        with paused_gc(), deep_recursion():
             grammar = emitter.emit((Ref(""),))
         diagnostics = reporter.finish()
     except SchemaError as exc:
