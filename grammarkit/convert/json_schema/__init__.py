@@ -111,12 +111,13 @@ def convert_schema(
 def lint_schema_file(path: str | os.PathLike[str], *, lenient: bool = False) -> list[Diagnostic]:
     """What ``grammarkit convert json-schema`` reports for a schema file (with the same default
     options, so an error here is an error there), each located in the file and worded for the
-    command line: what ``grammarkit lint`` reports for ``*.schema.json``."""
+    command line: what ``grammarkit lint`` reports for ``*.schema.json`` (its hints name
+    ``grammarkit convert json-schema`` with the option, since ``lint`` has none of them)."""
     try:
         diagnostics = convert_schema(Path(path), lenient=lenient)[1]
     except SchemaError as exc:
         diagnostics = exc.diagnostics
-    return command_line_wording(diagnostics)
+    return command_line_wording(diagnostics, converting=False)
 
 
 def _located(diagnostics: list[Diagnostic], source: SourceText | None) -> list[Diagnostic]:
