@@ -72,8 +72,10 @@ def reported(output_format: str, **empty: Any) -> Iterator[None]:
             raise Failed(exc.diagnostics) from None
         except GenerationError as exc:
             raise Failed([exc.diagnostic], _exit_code(exc.diagnostic.code)) from None
-        except ValueError as exc:  # a sampling parameter out of range
-            raise failure("GK359", str(exc), exit_code=EXIT_USAGE) from None
+        except ValueError as exc:  # a request the client refuses, a parameter out of range
+            found = getattr(exc, "diagnostics", None)
+            raise (Failed(list(found), EXIT_USAGE) if found
+                   else failure("GK359", str(exc), exit_code=EXIT_USAGE)) from None
     except Failed as exc:
         _report(output_format, exc.diagnostics, exc.exit_code, empty)
 

@@ -108,3 +108,16 @@ def test_schema_hints_name_options_of_the_command_or_of_convert(tmp_path: Path,
     for hint in hints:
         for option in re.findall(r"--[a-z][a-z-]+", hint):
             assert option in options or f"grammarkit convert json-schema {option}" in hint, hint
+
+
+def test_remote_generation_asks_for_token_ids_on_the_command_line(tmp_path: Path) -> None:
+    grammar = tmp_path / "g.ebnf"
+    grammar.write_text('root ::= "a"')
+    remote = ["--backend", "remote", "--url", "http://127.0.0.1:9", str(grammar)]
+    result = run([*GENERATE, *remote])  # refused before any request is sent
+    assert result.exit_code == 2
+    (diagnostic,) = json.loads(result.stdout)["diagnostics"]
+    assert diagnostic["code"] == "GK359" and "--prompt-ids" in diagnostic["message"]
+    result = run(["generate", "--prompt-ids", "1,-3", "--format", "json", *remote])
+    (diagnostic,) = json.loads(result.stdout)["diagnostics"]  # the client's own code, unwrapped
+    assert diagnostic["code"] == "GK370" and diagnostic["message"].startswith("token ids")
