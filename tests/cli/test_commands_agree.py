@@ -52,6 +52,21 @@ def test_unreadable_tokenizer_is_json_too(tmp_path: Path) -> None:
     assert "out of range" in json.loads(result.stdout)["diagnostics"][0]["message"]
 
 
+@pytest.mark.parametrize("options", [["--select", "ZZZ9"], ["--tokenizer", "SPARSE"]])
+def test_lint_json_is_one_list_on_usage_errors_too(tmp_path: Path, options: list[str]) -> None:
+    # `lint --help`: "with --format json the report is always one JSON list on stdout"
+    grammar = tmp_path / "g.ebnf"
+    grammar.write_text('root ::= "a"')
+    sparse = tmp_path / "sparse.tiktoken"
+    sparse.write_bytes(b"aGVsbG8= 16777215")
+    args = [str(sparse) if word == "SPARSE" else word for word in options]
+    result = run(["lint", "--format", "json", *args, str(grammar)])
+    assert result.exit_code == 2
+    (diagnostic,) = json.loads(result.stdout)
+    assert diagnostic["code"] in ("GK171", "GK174")
+    assert ("ZZZ9" if "--select" in options else "out of range") in diagnostic["message"]
+
+
 def test_a_device_is_not_called_missing() -> None:
     result = run(["sample", "/dev/null"])
     assert result.exit_code == 2
