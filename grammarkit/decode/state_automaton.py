@@ -150,11 +150,10 @@ class StateAutomaton:
             self._keys.append(key)
             first = np.zeros(256, dtype=np.bool_)
             for _, config in state.groups:
-                scannable = self._scannable.get(config)
-                if scannable is None:
-                    scannable = np.asarray(self.core.byte_row(config)) >= 0
-                    self._scannable[config] = scannable
-                first |= scannable
+                row = self._scannable.get(config)
+                if row is None:
+                    row = self._scannable[config] = np.asarray(self.core.byte_row(config)) >= 0
+                first |= row
             first.setflags(write=False)
             self._first.append(first)
             if found >= len(self._table):
