@@ -38,7 +38,7 @@ _INTEGER = r"[0-9]{1,15}(?![0-9])"
 _TOKEN = re.compile(
     _SPACE + r"(?:"
     rf"(?P<name>{_NAME})(?!\[)(?P<assign>{_SPACE}::=)?"
-    r"|(?P<punctuation>[)|*+?]|\((?!=))"
+    r"|(?P<suffix>[*+?])|(?P<open>\((?!=))|(?P<close>\))|(?P<pipe>\|)"
     rf"|(?P<string>{PLAIN_STRING})"
     rf"|(?P<char_class>{PLAIN_CLASS})"
     rf"|(?P<braces>\{{{_SPACE}(?P<low>{_INTEGER}){_SPACE}"
@@ -141,29 +141,78 @@ class _Reader:
         choices_start = sequence_start = item_start = -1
         open_groups: list[tuple[list[ast.Expr], list[ast.Expr], int, int, int]] = []
         quantifiable = False
+        high: int | None
         pos = end = start.end()
         while True:
             m = match(text, pos)
             if m is None:
                 raise _NotPlain
             kind = m.lastgroup
-            if kind == "end" or kind == "assign":
-                break
             pos = m.end()
-            token_start = m.start(kind)  # type: ignore[arg-type]
             element: ast.Expr
-            if kind == "name":
+            # the commonest kinds first
+            if kind == "string":
                 value = m[kind]
-                if value in _NOT_NAMES or value in MACRO_NAMES:
-                    raise _NotPlain
-                element = _RULE_REF(value, Span(token_start, pos))
-                references.append(element)
-            elif kind == "string":
-                value = m[kind]
+                token_start = pos - len(value)
                 decoded = strings.get(value)
                 if decoded is None:
                     decoded = strings[value] = decode_plain_literal(value[1:-1])
                 element = _LITERAL(decoded, Span(token_start, pos))
+            elif kind == "suffix":
+                if not quantifiable:
+                    raise _NotPlain
+                low, high, op = _SUFFIXES[text[pos - 1]]
+                items[-1] = _REPEAT(items[-1], low, high, op, Span(item_start, pos))
+                quantifiable = False
+                end = pos
+                continue
+            elif kind == "close":
+                if not open_groups:
+                    raise _NotPlain
+                if items:
+                    element = items[0] if len(items) == 1 else _SEQUENCE(
+                        tuple(items), Span(sequence_start, end))
+                    if alternatives:
+                        alternatives.append(element)
+                        element = _CHOICE(tuple(alternatives), Span(choices_start, end))
+                elif alternatives:
+                    raise _NotPlain  # an empty alternative
+                else:
+                    element = _SEQUENCE((), Span(open_groups[-1][4], pos))
+                alternatives, items, choices_start, sequence_start, token_start = (
+                    open_groups.pop())
+            elif kind == "open":
+                if len(open_groups) == MAX_DEPTH:
+                    raise _NotPlain
+                token_start = pos - 1
+                if sequence_start < 0:
+                    sequence_start = token_start
+                    if choices_start < 0:
+                        choices_start = token_start
+                open_groups.append(
+                    (alternatives, items, choices_start, sequence_start, token_start))
+                alternatives, items = [], []
+                choices_start = sequence_start = -1
+                quantifiable = False
+                end = pos
+                continue
+            elif kind == "name":
+                value = m[kind]
+                if value in _NOT_NAMES or value in MACRO_NAMES:
+                    raise _NotPlain
+                token_start = pos - len(value)
+                element = _RULE_REF(value, Span(token_start, pos))
+                references.append(element)
+            elif kind == "pipe":
+                if not items:
+                    raise _NotPlain
+                alternatives.append(items[0] if len(items) == 1 else _SEQUENCE(
+                    tuple(items), Span(sequence_start, end)))
+                items = []
+                sequence_start = -1
+                quantifiable = False
+                end = pos
+                continue
             elif kind == "char_class":
                 value = m[kind]
                 if value in classes:
@@ -172,13 +221,14 @@ class _Reader:
                     char_class = classes[value] = plain_class_value(value)
                 if char_class is None:
                     raise _NotPlain  # a reversed range: the parser reports it
+                token_start = pos - len(value)
                 element = _CHAR_CLASS(char_class.ranges, char_class.negated, Span(token_start, pos))
             elif kind == "braces":
                 if not quantifiable:
                     raise _NotPlain
                 low = int(m["low"])
                 if m["comma"] is None:
-                    high: int | None = low
+                    high = low
                 elif m["high"] is not None:
                     high = int(m["high"])
                     if high < low:
@@ -189,50 +239,8 @@ class _Reader:
                 quantifiable = False
                 end = pos
                 continue
-            else:  # punctuation
-                value = m[kind]  # type: ignore[index]
-                if value in _SUFFIXES:
-                    if not quantifiable:
-                        raise _NotPlain
-                    low, high, op = _SUFFIXES[value]
-                    items[-1] = _REPEAT(items[-1], low, high, op, Span(item_start, pos))
-                    quantifiable = False
-                    end = pos
-                    continue
-                if value == "(":
-                    if len(open_groups) == MAX_DEPTH:
-                        raise _NotPlain
-                    if sequence_start < 0:
-                        sequence_start = token_start
-                        if choices_start < 0:
-                            choices_start = token_start
-                    open_groups.append(
-                        (alternatives, items, choices_start, sequence_start, token_start))
-                    alternatives, items = [], []
-                    choices_start = sequence_start = -1
-                    quantifiable = False
-                    end = pos
-                    continue
-                if value == "|":
-                    if not items:
-                        raise _NotPlain
-                    alternatives.append(_sequence(items, sequence_start, end))
-                    items = []
-                    sequence_start = -1
-                    quantifiable = False
-                    end = pos
-                    continue
-                # `)`
-                if not open_groups:
-                    raise _NotPlain
-                if items:
-                    element = _choices(alternatives, items, choices_start, sequence_start, end)
-                elif alternatives:
-                    raise _NotPlain  # an empty alternative
-                else:
-                    element = _SEQUENCE((), Span(open_groups[-1][4], pos))
-                alternatives, items, choices_start, sequence_start, token_start = (
-                    open_groups.pop())
+            else:  # the end of the text, or the next rule's name and `::=`
+                break
             if sequence_start < 0:
                 sequence_start = token_start
                 if choices_start < 0:
