@@ -178,12 +178,10 @@ class Grammar:
             GK116 for a ``max_chars`` rule used by a ``lazy`` rule (see
             ``docs/diagnostics.md``), GK121 past the memory ceiling.
         """
-        from grammarkit.automata.char_budget import budgeted_rule_names
         from grammarkit.automata.compiler import compile_grammar
 
-        deadlines = bool(budgeted_rule_names(self.ast.rules))
         with self._located_errors():
-            return compile_grammar(self.ast, self.root, char_deadlines=deadlines)
+            return compile_grammar(self.ast, self.root)
 
     def matches(self, text: str | bytes, timeout: float | None = 60.0) -> bool:
         """Whether the whole of ``text`` is in the grammar's language (xgrammar's verdict).

@@ -47,7 +47,7 @@ CharsAt = Callable[[int], int]
 """How many code points precede a byte position of the input."""
 
 
-def code_points(data: bytes | memoryview, start: int = 0, stop: int | None = None) -> int:
+def code_points(data: bytes | bytearray | memoryview, start: int = 0, stop: int | None = None) -> int:
     """How many bytes of ``data[start:stop]`` start a code point."""
     return len(bytes(data[start:stop]).translate(None, _CONTINUATIONS))
 
