@@ -175,8 +175,7 @@ class Grammar:
         Raises
         ------
         GrammarError
-            GK116 for a ``max_chars`` rule used by a ``lazy`` rule (see
-            ``docs/diagnostics.md``), GK121 past the memory ceiling.
+            GK121 past the memory ceiling (see ``docs/diagnostics.md``).
         """
         from grammarkit.automata.compiler import compile_grammar
 

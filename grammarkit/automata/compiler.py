@@ -14,6 +14,7 @@ compiled the first time the recognizer or the decoder asks for it (:class:`RuleA
 2. **Flatten lazy rules** (``name[lazy] ::= ...``, done up front): expand every rule they
    reference (which must not recurse), determinize, then cut the edges leaving final states, so
    the rule ends at the first point where it can (xgrammar 0.2.8's shortest-match semantics).
+   A ``max_chars`` rule expanded there has no budget inside the lazy rule, as in xgrammar.
    In a grammar with **budgeted rules** (``name[max_chars=N] ::= ...``) every rule keeps its
    own items, nothing is inlined: the recognizer gives items character deadlines by their rule
    (:mod:`grammarkit.automata.char_deadlines`).
@@ -78,8 +79,7 @@ def compile_grammar(grammar: ast.GrammarAST, root: str = "root") -> CompiledGram
     ------
     GrammarError
         ``GK105`` if ``root`` is not defined, ``GK103`` for an undefined reference, ``GK121``
-        for a lazy rule that cannot be flattened, ``GK116`` for a ``max_chars`` rule that a lazy
-        rule uses, or the error of an invalid ``Regex`` pattern.
+        for a lazy rule that cannot be flattened, or the error of an invalid ``Regex`` pattern.
         A rule beyond the memory ceiling raises ``GK121`` when it is first reached.
     """
     with paused_gc():  # many small lists, no cycles: collections only slow it down
@@ -135,8 +135,6 @@ class RuleAutomata:
             i for i, rule in enumerate(rules) if _has_token_budget(rule)}
         """Rules never inlined: those with ``max_chars`` or ``max_tokens``."""
         for i in sorted(self._lazy):
-            if self.budgeted:
-                self._check_no_budget_inside_lazy(i)
             self._base(i)
 
     def __len__(self) -> int:
@@ -279,26 +277,6 @@ class RuleAutomata:
             raise _too_large(node) from None
         return nfa
 
-    def _check_no_budget_inside_lazy(self, rule: int) -> None:
-        """Raise GK116 if lazy ``rule`` reaches a budgeted rule (flattening would drop it)."""
-        inside = sorted(self._reachable(rule) & set(self.budgeted))
-        if inside:
-            name = self.rules[rule].name
-            raise _budget_error(self.rules[inside[0]], f"lazy rule `{name}` uses it",
-                                "a budget inside a lazy rule is not supported; move `max_chars` "
-                                f"to `{name}` or drop `lazy`")
-
-    def _reachable(self, rule: int) -> set[int]:
-        """The rules ``rule`` calls, directly or not (``rule`` itself only through recursion)."""
-        seen: set[int] = set()
-        stack = [rule]
-        while stack:
-            for callee in _callees(self._source(stack.pop())):
-                if callee not in seen:
-                    seen.add(callee)
-                    stack.append(callee)
-        return seen
-
     def _advance(self, rule: int, bound: int | None, depth: int) -> bool:
         """Inline small callees into ``rule`` until done or past ``bound`` states.
 
@@ -421,12 +399,6 @@ def _ends_rule(nfa: NFA, state: int) -> bool:
     closure = nfa.epsilon_closure({state})
     return not closure.isdisjoint(nfa.finals) and not any(
         nfa.byte_edges[s] or nfa.call_edges[s] or nfa.token_edges[s] for s in closure)
-
-
-def _budget_error(node: ast.Rule, why: str, hint: str) -> GrammarError:
-    return GrammarError([error(
-        "GK116", f"`{node.name}[max_chars=...]` is not enforced: {why}",
-        node.name_span or node.span, hint)])
 
 
 def _callees(nfa: NFA) -> set[int]:
