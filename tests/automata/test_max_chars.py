@@ -21,7 +21,7 @@ from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 from xgrammar.testing import _is_grammar_accept_string
 
-from grammarkit import Grammar, GrammarError, sample
+from grammarkit import Grammar, sample
 from grammarkit.decode import TokenMatcher, allocate_token_bitmask
 from grammarkit.vocab import Vocabulary
 
