@@ -2,7 +2,9 @@
 
 Up front, in one lean walk over the reachable rule bodies: the rules reachable from the root
 (``GK103`` for an undefined reference), the patterns of every ``Regex`` (so an invalid one
-fails at once), and the flattened automata of ``[lazy]`` rules. Which rules derive the empty
+fails at once), what the decoder's byte facts need (literals, classes, references and token
+nodes, :class:`~grammarkit.automata.byte_facts.ReachedBodies`, so no later pass walks the
+bodies again), and the flattened automata of ``[lazy]`` rules. Which rules derive the empty
 string is decided per rule when first asked (:class:`Nullability`). Each other rule is
 compiled the first time the recognizer or the decoder asks for it (:class:`RuleAutomata`):
 
