@@ -205,3 +205,14 @@ def test_plain_grammars_are_linted_without_importing_lark() -> None:
     )
     run = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, check=True)
     assert run.stdout.strip() == "False"
+
+
+def test_a_huge_class_scans_as_the_careful_scanner_scans_it() -> None:
+    """Past a few hundred characters the one-step scanner shares one range per character."""
+    text = "[" + "".join(chr(0x4E00 + k % 50) + "a\U0001f600é" for k in range(300)) + "]"
+    careful = Lexer(text)
+    careful._char_class()
+    fast = Lexer(text)
+    fast._scan_common()
+    assert fast.tokens[0].payload[0] == careful.tokens[0].payload[0]
+    assert len(fast.tokens[0].payload[0].ranges) == 1200
