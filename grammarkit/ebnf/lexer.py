@@ -640,9 +640,9 @@ def plain_class_value(token: str) -> CharClassValue | None:
             return CharClassValue(tuple(zip(codes, codes)), negated)
         # a huge class repeats characters: one range object per distinct character (the
         # code points decoded at C speed; a plain class has no surrogates to encode)
-        codes = memoryview(content.encode("utf-32-le")).cast("I")
-        single = {code: (code, code) for code in set(codes)}
-        return CharClassValue(tuple(map(single.__getitem__, codes)), negated)
+        points = memoryview(content.encode("utf-32-le")).cast("I")
+        single = {code: (code, code) for code in set(points)}
+        return CharClassValue(tuple(map(single.__getitem__, points)), negated)
     ranges = []
     for low_item, high_item, single in _CLASS_ITEM.findall(content):
         if single:
