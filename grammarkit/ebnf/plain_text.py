@@ -110,7 +110,11 @@ def read(text: str) -> Reading:
                 start = following
                 begin = start.start("name")
                 continue
-        after = _NEXT_RULE.search(text, begin + 1)
+        after = _NEXT_RULE.search(text, begin + 1)  # the next line that starts a rule
+        last = pieces[-1] if pieces else None
+        if isinstance(last, Region):  # it ends where this one starts: lex both at once
+            pieces.pop()
+            begin = last.start
         if after is None:
             pieces.append(Region(begin, None))
             break
