@@ -195,9 +195,8 @@ class MaskEngine:
             if (len(seen) > SURVEY_STATES or len(seen) - walked > SURVEY_FRONTIER
                     or time.process_time() > deadline):
                 return False
-            first = automaton.first_bytes(number)
             walk = automaton.walk_representatives(
-                number, representative[partition.groups_starting_with(first)])
+                number, representative[automaton.candidate_groups(number)])
             key = automaton.key_of(number)
             if key not in self._masks:
                 words = np.zeros_like(self.index.ordinary_words)
@@ -242,6 +241,12 @@ class MaskEngine:
         if len(classes.uncertain):
             walk = self.automaton.walk(self.automaton.number(state), classes.uncertain)
             set_bits(words, self.index.ids[walk.accepted])
+        self._add_token_edges(words, state)
+        return words
+
+    def token_edge_words(self, state: ParseState) -> Words:
+        """Bitmask words of the ids the ``Token``/``ExcludeToken`` edges of ``state`` allow."""
+        words = np.zeros_like(self.index.ordinary_words)
         self._add_token_edges(words, state)
         return words
 
