@@ -169,29 +169,18 @@ class Grammar:
     def compiled(self) -> CompiledGrammar:
         """The byte-level automata for this grammar (built on first use).
 
+        Rules with ``max_chars`` are ordinary rules whose budgets the recognizer and the
+        decoder enforce as xgrammar's parser does (:mod:`grammarkit.automata.char_deadlines`).
+
         Raises
         ------
         GrammarError
-            GK116 for a ``max_chars`` rule whose budget cannot be enforced (see
-            ``docs/diagnostics.md``), GK121 past the memory ceiling.
+            GK121 past the memory ceiling (see ``docs/diagnostics.md``).
         """
         from grammarkit.automata.compiler import compile_grammar
 
         with self._located_errors():
             return compile_grammar(self.ast, self.root)
-
-    @cached_property
-    def _matching(self) -> CompiledGrammar:
-        """The automata ``matches`` and ``explain`` run: :attr:`compiled`, except that rules
-        with ``max_chars`` are ordinary rules whose budgets the recognizer enforces as
-        xgrammar's parser does (:mod:`grammarkit.automata.char_deadlines`)."""
-        from grammarkit.automata.char_budget import budgeted_rule_names
-        from grammarkit.automata.compiler import compile_grammar
-
-        if not budgeted_rule_names(self.ast.rules):
-            return self.compiled
-        with self._located_errors():
-            return compile_grammar(self.ast, self.root, char_deadlines=True)
 
     def matches(self, text: str | bytes, timeout: float | None = 60.0) -> bool:
         """Whether the whole of ``text`` is in the grammar's language (xgrammar's verdict).
@@ -201,7 +190,7 @@ class Grammar:
         """
         from grammarkit.automata.earley import Recognizer
 
-        return Recognizer(self._matching).matches(_input_bytes(text), timeout)
+        return Recognizer(self.compiled).matches(_input_bytes(text), timeout)
 
     def explain(self, text: str | bytes, timeout: float | None = 60.0) -> Explanation | None:
         """``None`` if ``text`` matches; otherwise where matching fails and what was expected.
@@ -217,7 +206,7 @@ class Grammar:
         from grammarkit.automata.key_order import key_order_explanation
 
         data = _input_bytes(text)
-        recognizer = Recognizer(self._matching)
+        recognizer = Recognizer(self.compiled)
         started = time.perf_counter()
         explanation = recognizer.explain(data, timeout)
         if explanation is None:

@@ -37,8 +37,6 @@ def test_max_chars_is_parsed_printed_and_enforced_when_matching() -> None:
     assert grammar.matches("ab>") and not grammar.matches("abc>")
     recursive = Grammar.from_ebnf('root ::= v ">"\nv[max_chars=2] ::= "(" v ")" | [a-z]*')
     assert recursive.matches("(ab)>") and not recursive.matches("abc>")
+    # inside a lazy rule the budget is dropped, as in xgrammar (tests/automata/test_max_chars.py)
     lazy = Grammar.from_ebnf('root ::= u\nu[lazy] ::= v ">"\nv[max_chars=2] ::= [a-z]*')
-    with pytest.raises(GrammarError) as info:
-        lazy.matches("ab>")
-    (d,) = info.value.diagnostics
-    assert d.code == "GK116" and d.position is not None and d.position.line == 3
+    assert lazy.matches("abc>")

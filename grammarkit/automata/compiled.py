@@ -38,7 +38,6 @@ from typing import TYPE_CHECKING, Any, Generic, Protocol, TypeVar
 
 from grammarkit._gc import paused_gc
 from grammarkit.automata.byte_facts import ByteFacts
-from grammarkit.automata.char_budget import CharBudgetSubsets, size_of
 from grammarkit.automata.determinize import Automaton, determinize, minimize
 from grammarkit.automata.interval_subsets import Fragmented, IntervalSubsets
 from grammarkit.automata.lazy_dfa import PlainSubsets, Positions, SubsetBuilder, clamped
@@ -54,8 +53,7 @@ ByteEdges = tuple[tuple[int, int, int], ...]
 CallEdges = tuple[tuple[int, int], ...]
 TokenEdges = tuple[tuple[TokenEdge, int], ...]
 Content = Positions | tuple[int, ...]
-"""What a lazily built state stands for: a position set, or rank intervals (interval_subsets),
-or (a budgeted rule's) a position set and a code-point count (char_budget)."""
+"""What a lazily built state stands for: a position set, or rank intervals (interval_subsets)."""
 
 MAX_POSITIONS = 4_000_000
 """How many NFA positions the lazily built states of one grammar may hold (about 400 MB)."""
@@ -70,9 +68,6 @@ _INTERVALS_AFTER = 4
 """A lazy rule without counters switches to rank intervals once its states hold this many
 times its NFA's size in positions (large sets that keep coming: a chain of optional items;
 an alternation's sets shrink as bytes are read and never get there)."""
-
-_CONTINUATION_BYTES = (0x80, 0xBF)
-"""Bytes that continue a UTF-8 character."""
 
 E = TypeVar("E")
 
@@ -142,17 +137,13 @@ class CompiledGrammar:
         The rules that derive the empty string (possibly decided as they are asked for).
     spans
         Where each rule is defined (for the memory-ceiling diagnostic).
-    char_budgets
-        ``{rule: N}`` for rules with ``max_chars=N`` (flattened NFAs; see
-        :mod:`grammarkit.automata.char_budget`).
     char_deadlines
-        ``{rule: N}`` for rules with ``max_chars=N`` compiled as ordinary rules, whose budgets
-        the recognizer enforces (:mod:`grammarkit.automata.char_deadlines`).
+        ``{rule: N}`` for rules with ``max_chars=N``, whose budgets the recognizer and the
+        decoder enforce (:mod:`grammarkit.automata.char_deadlines`).
     """
 
     def __init__(self, rule_names: Sequence[str], root: int, rules: RuleSource,
                  nullable: Collection[int], spans: Sequence[Span | None],
-                 char_budgets: dict[int, int] | None = None,
                  char_deadlines: dict[int, int] | None = None):
         self.rule_names = tuple(rule_names)
         self.root = root
@@ -160,9 +151,7 @@ class CompiledGrammar:
         self._rules = rules
         self._spans = list(spans)
         self._starts = [-1] * len(self._rules)
-        self._builders: list[SubsetBuilder | IntervalSubsets | CharBudgetSubsets | None] = (
-            [None] * len(self._rules))
-        self._char_budgets = char_budgets or {}
+        self._builders: list[SubsetBuilder | IntervalSubsets | None] = [None] * len(self._rules)
         self.char_deadlines = char_deadlines or {}
         self._facts: ByteFacts | None = None
         self._index: dict[tuple[int, Content], int] = {}
@@ -180,9 +169,9 @@ class CompiledGrammar:
         self.call_edges: LazyEdges[CallEdges] = LazyEdges(self._calls, self._expand)
         self.token_edges: LazyEdges[TokenEdges] = LazyEdges(self._tokens, self._expand)
         self.rule_start = _RuleStarts(self)
-        self.counted = bool(self._char_budgets)
-        """Whether some rule built so far has counted repetitions or a character budget (then
-        :meth:`canonical_state` matters)."""
+        self.counted = False
+        """Whether some rule built so far has counted repetitions (then :meth:`canonical_state`
+        matters)."""
         self.entry_state = self._new_state(self.num_rules, None, ((root, 1),))
         self.accept_state = self._new_state(self.num_rules, None, ())
         self.finals.add(self.accept_state)
@@ -209,11 +198,6 @@ class CompiledGrammar:
         source = self._rules[rule]
         if isinstance(source, NFA) and source.counted:
             self.counted = True
-        if rule in self._char_budgets:
-            assert isinstance(source, NFA)
-            budgeted = CharBudgetSubsets(SubsetBuilder.for_nfa(source), self._char_budgets[rule])
-            self._builders[rule] = budgeted
-            return self._lazy_state(rule, budgeted.start())
         if isinstance(source, NFA) and not source.counted and source.num_states <= EAGER_LIMIT:
             dfa = determinize(source, max(_DFA_GROWTH * source.num_states, 256))
             if dfa is not None:
@@ -242,7 +226,7 @@ class CompiledGrammar:
         key = (rule, positions)
         found = self._index.get(key)
         if found is None:
-            size = len(positions) if rule not in self._char_budgets else size_of(positions)
+            size = len(positions)
             self._positions += size
             self._rule_positions[rule] += size
             if self._positions > MAX_POSITIONS:
@@ -279,9 +263,6 @@ class CompiledGrammar:
                 self._to_plain_sets(rule, builder)
                 self._expand(state)
                 return
-        elif isinstance(builder, CharBudgetSubsets):
-            assert isinstance(positions, tuple)
-            moves = (builder.byte_moves(positions), [], [])
         else:
             assert isinstance(positions, frozenset)
             moves = (builder.byte_moves(positions), builder.call_moves(positions),
@@ -321,15 +302,6 @@ class CompiledGrammar:
         self._builders[rule] = PlainSubsets(builder.nfa)
         self._rebuild_index(rule, tuple, builder.expand)
 
-    def _budget_content(self, state: int) -> tuple[CharBudgetSubsets, Any] | None:
-        """The builder and content of ``state`` if its rule has ``max_chars``, else ``None``."""
-        rule = self.state_rule[state]
-        if rule not in self._char_budgets:
-            return None
-        builder = self._builders[rule]
-        assert isinstance(builder, CharBudgetSubsets)
-        return builder, self._content[state]
-
     def _counted_positions(self, state: int) -> Positions | None:
         """The positions of ``state`` if its rule has counted repetitions, else ``None``."""
         positions = self._content[state]
@@ -345,10 +317,6 @@ class CompiledGrammar:
         (:meth:`~grammarkit.automata.nfa.Loop.clamp`), so a decoder sees the middle of
         ``[a-z]{0,100000}`` as one state. Other states are their own canonical state.
         """
-        budgeted = self._budget_content(state)
-        if budgeted is not None:
-            return self._lazy_state(self.state_rule[state],
-                                    budgeted[0].clamped(budgeted[1], horizon))
         positions = self._counted_positions(state)
         if positions is None:
             return state
@@ -369,9 +337,6 @@ class CompiledGrammar:
         exactly like running them (if one iteration leaves the other positions as they are).
         ``None`` when ``state`` does not qualify or fewer than 2 iterations are left.
         """
-        budgeted = self._budget_content(state)
-        if budgeted is not None:
-            return budgeted[0].run_limit(budgeted[1])
         frame = self._run_frame(state)
         if frame is None:
             return None
@@ -401,10 +366,6 @@ class CompiledGrammar:
 
     def shifted(self, state: int, iterations: int) -> int:
         """``state`` with the count of its :meth:`run_limit` loop raised by ``iterations``."""
-        budgeted = self._budget_content(state)
-        if budgeted is not None:
-            return self._lazy_state(self.state_rule[state],
-                                    budgeted[0].shifted(budgeted[1], iterations))
         frame = self._run_frame(state)
         positions = self._counted_positions(state)
         assert frame is not None and positions is not None
@@ -479,10 +440,7 @@ class CompiledGrammar:
         Bytes lying in exactly the same ranges are never told apart by the grammar. Read off
         the rule bodies (no rule is compiled for it).
         """
-        ranges = set(self._byte_facts().byte_ranges)
-        if self._char_budgets:  # a spent budget stops before bytes that start a character
-            ranges.add(_CONTINUATION_BYTES)
-        return ranges
+        return set(self._byte_facts().byte_ranges)
 
     def rule_states(self, rule: int) -> list[int]:
         """Every state of ``rule`` reachable from its start, ascending (builds them all)."""

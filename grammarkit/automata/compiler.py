@@ -14,9 +14,10 @@ compiled the first time the recognizer or the decoder asks for it (:class:`RuleA
 2. **Flatten lazy rules** (``name[lazy] ::= ...``, done up front): expand every rule they
    reference (which must not recurse), determinize, then cut the edges leaving final states, so
    the rule ends at the first point where it can (xgrammar 0.2.8's shortest-match semantics).
-   **Budgeted rules** (``name[max_chars=N] ::= ...``) are expanded the same way, up front: their
-   automaton counts code points (:mod:`grammarkit.automata.char_budget`), so it must hold the
-   whole text of the rule; they are never inlined into their callers.
+   A ``max_chars`` rule expanded there has no budget inside the lazy rule, as in xgrammar.
+   In a grammar with **budgeted rules** (``name[max_chars=N] ::= ...``) every rule keeps its
+   own items, nothing is inlined: the recognizer gives items character deadlines by their rule
+   (:mod:`grammarkit.automata.char_deadlines`).
 3. **Inline** small rules into their callers (as xgrammar does), a callee's own calls first, to
    a bounded depth: chains of small rules collapse, and asking for one rule of a 250,000-rule
    chain compiles a handful; calls to larger or recursive rules stay call edges, and so do
@@ -68,27 +69,24 @@ INLINE_DEPTH = 8
 """How deep inlining looks into the callees of a callee (bounds the work of one request)."""
 
 
-def compile_grammar(grammar: ast.GrammarAST, root: str = "root",
-                    char_deadlines: bool = False) -> CompiledGrammar:
+def compile_grammar(grammar: ast.GrammarAST, root: str = "root") -> CompiledGrammar:
     """Prepare the rules reachable from ``root``; each is compiled when first reached.
 
-    With ``char_deadlines``, budgeted rules are compiled as ordinary rules (never inlined into
-    their callers) and their budgets are left to the recognizer
-    (:mod:`grammarkit.automata.char_deadlines`) instead of being built into their automata.
+    Budgeted rules (``max_chars``) are compiled as ordinary rules and their budgets left to the
+    recognizer (:mod:`grammarkit.automata.char_deadlines`); such a grammar inlines no rule.
 
     Raises
     ------
     GrammarError
         ``GK105`` if ``root`` is not defined, ``GK103`` for an undefined reference, ``GK121``
-        for a lazy rule that cannot be flattened, ``GK116`` for a ``max_chars`` rule that cannot
-        be flattened, or the error of an invalid ``Regex`` pattern.
+        for a lazy rule that cannot be flattened, or the error of an invalid ``Regex`` pattern.
         A rule beyond the memory ceiling raises ``GK121`` when it is first reached.
     """
     with paused_gc():  # many small lists, no cycles: collections only slow it down
-        return _compile(grammar, root, char_deadlines)
+        return _compile(grammar, root)
 
 
-def _compile(grammar: ast.GrammarAST, root: str, char_deadlines: bool) -> CompiledGrammar:
+def _compile(grammar: ast.GrammarAST, root: str) -> CompiledGrammar:
     rules = grammar.rule_map()
     if root not in rules:
         raise GrammarError([error("GK105", f"the root rule `{root}` is not defined", None,
@@ -96,14 +94,11 @@ def _compile(grammar: ast.GrammarAST, root: str, char_deadlines: bool) -> Compil
     regex: dict[ast.RegexMacro, ast.Expr] = {}
     names = _reachable(rules, root, regex)
     nodes = [rules[name] for name in names]
-    automata = RuleAutomata(nodes, regex, flatten_budgeted=not char_deadlines)
+    automata = RuleAutomata(nodes, regex)
     nullable = Nullability([rule.body for rule in nodes], automata.rule_ids, regex)
     spans = [rule.name_span or rule.span for rule in nodes]
-    if char_deadlines:
-        return CompiledGrammar(names, automata.rule_ids[root], automata, nullable, spans,
-                               char_deadlines=automata.budgeted)
     return CompiledGrammar(names, automata.rule_ids[root], automata, nullable, spans,
-                           automata.budgeted)
+                           char_deadlines=automata.budgeted)
 
 
 class RuleAutomata:
@@ -113,8 +108,7 @@ class RuleAutomata:
     is the number of rules. Lazy rules are flattened when this object is made.
     """
 
-    def __init__(self, rules: list[ast.Rule], regex: dict[ast.RegexMacro, ast.Expr],
-                 flatten_budgeted: bool = True):
+    def __init__(self, rules: list[ast.Rule], regex: dict[ast.RegexMacro, ast.Expr]):
         self.rules = rules
         self.rule_ids = {rule.name: i for i, rule in enumerate(rules)}
         self.budget = Budget(MAX_STATES)
@@ -124,7 +118,6 @@ class RuleAutomata:
         self._own = [-1] * len(rules)  # how many states the rule had before inlining
         self._done = [False] * len(rules)
         self._busy: set[int] = set()
-        self._inlines = flatten_budgeted  # with deadlines, every rule keeps its own items
         self._leaf_bodies: dict[int, ast.Expr | None] = {}
         self._union_budget = 2 * len(rules) + 1000
         """How many rule bodies :meth:`_union_body` may still pull into others (bounds the
@@ -137,16 +130,12 @@ class RuleAutomata:
         self.budgeted = {self.rule_ids[name]: n for name, n in
                          budgeted_rule_names([rule for _, rule in attributed]).items()}
         """``{rule: N}`` for the rules with ``max_chars=N``."""
+        self._inlines = not self.budgeted  # with deadlines, every rule keeps its own items
         self._kept_calls = set(self.budgeted) | {
             i for i, rule in enumerate(rules) if _has_token_budget(rule)}
         """Rules never inlined: those with ``max_chars`` or ``max_tokens``."""
         for i in sorted(self._lazy):
-            if self.budgeted:
-                self._check_no_budget_inside_lazy(i)
             self._base(i)
-        for i in self.budgeted if flatten_budgeted else ():
-            nfa = self._nfas[i] = self._flattened_budgeted(i)
-            self._own[i] = nfa.num_states
 
     def __len__(self) -> int:
         return len(self.rules)
@@ -288,51 +277,6 @@ class RuleAutomata:
             raise _too_large(node) from None
         return nfa
 
-    def _check_no_budget_inside_lazy(self, rule: int) -> None:
-        """Raise GK116 if lazy ``rule`` reaches a budgeted rule (flattening would drop it)."""
-        inside = sorted(self._reachable(rule) & set(self.budgeted))
-        if inside:
-            name = self.rules[rule].name
-            raise _budget_error(self.rules[inside[0]], f"lazy rule `{name}` uses it",
-                                "a budget inside a lazy rule is not supported; move `max_chars` "
-                                f"to `{name}` or drop `lazy`")
-
-    def _reachable(self, rule: int) -> set[int]:
-        """The rules ``rule`` calls, directly or not (``rule`` itself only through recursion)."""
-        seen: set[int] = set()
-        stack = [rule]
-        while stack:
-            for callee in _callees(self._source(stack.pop())):
-                if callee not in seen:
-                    seen.add(callee)
-                    stack.append(callee)
-        return seen
-
-    def _flattened_budgeted(self, rule: int) -> NFA:
-        """Budgeted ``rule``'s automaton with every rule it references expanded.
-
-        Raises GK116 when that is not possible or would not keep xgrammar's semantics: the rule
-        is recursive, uses another budgeted rule, or matches vocabulary tokens.
-        """
-        node = self.rules[rule]
-
-        def fail(why: str) -> GrammarError:
-            return _budget_error(node, why, "a budgeted rule must be regular (literals, classes, "
-                                 "repetitions and references to non-recursive rules without "
-                                 "`max_chars`); remove `max_chars` to match without the budget")
-
-        _check_acyclic(rule, lambda r: _callees(self._source(r)), fail)
-        if self._reachable(rule) & set(self.budgeted):
-            raise fail("it uses another rule with `max_chars` (nested budgets)")
-        flat = NFA(self.budget)
-        try:
-            flat.start, flat.finals = _copy_expanded(self._base(rule), self._base, flat)
-        except BudgetExceeded:
-            raise _too_large(node) from None
-        if any(flat.token_edges):
-            raise fail("it matches vocabulary tokens")
-        return flat
-
     def _advance(self, rule: int, bound: int | None, depth: int) -> bool:
         """Inline small callees into ``rule`` until done or past ``bound`` states.
 
@@ -455,12 +399,6 @@ def _ends_rule(nfa: NFA, state: int) -> bool:
     closure = nfa.epsilon_closure({state})
     return not closure.isdisjoint(nfa.finals) and not any(
         nfa.byte_edges[s] or nfa.call_edges[s] or nfa.token_edges[s] for s in closure)
-
-
-def _budget_error(node: ast.Rule, why: str, hint: str) -> GrammarError:
-    return GrammarError([error(
-        "GK116", f"`{node.name}[max_chars=...]` is not enforced: {why}",
-        node.name_span or node.span, hint)])
 
 
 def _callees(nfa: NFA) -> set[int]:

@@ -244,6 +244,12 @@ class MaskEngine:
         self._add_token_edges(words, state)
         return words
 
+    def token_edge_words(self, state: ParseState) -> Words:
+        """Bitmask words of the ids the ``Token``/``ExcludeToken`` edges of ``state`` allow."""
+        words = np.zeros_like(self.index.ordinary_words)
+        self._add_token_edges(words, state)
+        return words
+
     def _add_token_edges(self, words: Words, state: ParseState) -> None:
         """Allow the ids of the ``Token``/``ExcludeToken`` edges of ``state``'s groups."""
         for _, config in state.groups:

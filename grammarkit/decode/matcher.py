@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 import numpy as np
 import numpy.typing as npt
 
 from grammarkit.decode.bitmask import FixedBits, Words, bitmask_width
+from grammarkit.decode.char_budget import CharBudget
 from grammarkit.decode.earley_core import Frame, ParseState
 from grammarkit.decode.engine_cache import mask_engine
 from grammarkit.decode.mask_engine import Route
@@ -105,6 +106,7 @@ class TokenMatcher:
         self._history: list[_Step] = []
         self._frame_keys: dict[Frame, int] = {}
         self._budget = TokenBudget.of(self._engine.core, grammar.ast.rules)
+        self._chars = CharBudget.of(self._engine.core)
         self.reset()
 
     @property
@@ -123,6 +125,8 @@ class TokenMatcher:
         self._frame_keys = {}
         if self._budget is not None:
             self._budget.start(self._history[0].state)
+        if self._chars is not None:
+            self._chars.start(self._history[0].state)
 
     def is_terminated(self) -> bool:
         """Whether a stop token has been accepted."""
@@ -147,6 +151,8 @@ class TokenMatcher:
         del self._history[len(self._history) - num_tokens:]
         if self._budget is not None:
             self._budget.pop(num_tokens)
+        if self._chars is not None:
+            self._chars.pop(num_tokens)
 
     # -- accepting -----------------------------------------------------------------------------
     def accept_token(self, token_id: int) -> bool:
@@ -164,12 +170,12 @@ class TokenMatcher:
         if token_id in self._stop_ids:
             if not engine.core.is_accepting(step.state):
                 return False
-            self._push(_Step(step.state, terminated=True))
+            self._push(_Step(step.state, terminated=True), b"")
             return True
         data = self._vocab.tokens[token_id]
         ordinary = engine.index.rank_of[token_id] >= 0
         live = self._live(step)
-        by_bytes = engine.core.advance(live, data) if ordinary else None
+        by_bytes = self._advance(live, data) if ordinary else None
         by_edge = engine.token_step(live, token_id, ordinary, len(data))
         if by_bytes is None and by_edge is None:
             return False
@@ -177,8 +183,11 @@ class TokenMatcher:
             by_bytes = engine.merge(by_bytes, by_edge)
         state = by_bytes if by_bytes is not None else by_edge
         assert state is not None
-        routed = by_edge is None and live is step.state
-        self._push(_Step(state, data=data if routed else None))
+        if by_edge is not None and self._chars is not None:
+            state = self._chars.settled(self._chars.cursor(live), data, state)
+        # a route replays bytes without budgets: states under character budgets have none
+        routed = by_edge is None and live is step.state and self._chars is None
+        self._push(_Step(state, data=data if routed else None), data)
         return True
 
     def accept_string(self, text: str | bytes) -> bool:
@@ -199,16 +208,27 @@ class TokenMatcher:
         if step.terminated:
             return False
         # a string is not held to `max_tokens` budgets, as in xgrammar (it still counts)
-        state = self._engine.core.advance(step.state, data)
+        state = self._advance(step.state, data)
         if state is None:
             return False
-        self._push(_Step(state, data=data))
+        self._push(_Step(state, data=data if self._chars is None else None), data)
         return True
 
-    def _push(self, step: _Step) -> None:
+    def _advance(self, state: ParseState, data: bytes) -> ParseState | None:
+        """The state after ``data`` follows ``state`` (the latest step's, or its live state),
+        character budgets enforced; ``None`` if the grammar rejects it."""
+        if self._chars is None:
+            return self._engine.core.advance(state, data)
+        after = self._chars.advance(self._chars.cursor(state), data)
+        return None if after is None else after.state
+
+    def _push(self, step: _Step, data: bytes) -> None:
+        """Record ``step``, reached by ``data`` (a token's text, also for ``Token(...)``)."""
         self._history.append(step)
         if self._budget is not None:
             self._budget.push(step.state)
+        if self._chars is not None:
+            self._chars.push(step.state, data)
         if 0 <= self._max_rollback < len(self._history) - 1:
             del self._history[: len(self._history) - 1 - self._max_rollback]
             self._rooted = False
@@ -253,8 +273,18 @@ class TokenMatcher:
         live = self._live(step)
         if not live.groups:  # a spent budget at the end of the input: only stop tokens
             return np.zeros(bitmask_width(self.vocab_size), dtype=np.int32)
-        key = self._engine.state_key(live, self._frame_keys)
-        return self._engine.mask(live, key, self._route if live is step.state else None)
+        return self._mask(live, self._route if live is step.state else None)
+
+    def _mask(self, state: ParseState, route: Callable[[], Route | None] | None = None
+              ) -> Words:
+        """The allowed ordinary and ``Token(...)`` ids after ``state`` (the latest step's, or
+        its live state)."""
+        engine = self._engine
+        words = engine.mask(state, engine.state_key(state, self._frame_keys), route)
+        if self._chars is not None:
+            by_edges = engine.token_edge_words(state) if engine.has_token_edges(state) else None
+            words = self._chars.refined(self._chars.cursor(state), words, engine.index, by_edges)
+        return words
 
     def _live(self, step: _Step) -> ParseState:
         """The state the next token continues from: ``step.state`` without derivations whose
@@ -262,13 +292,11 @@ class TokenMatcher:
         :mod:`grammarkit.decode.token_budget`)."""
         if self._budget is None:
             return step.state
-        engine = self._engine
-
         def allows_any(state: ParseState) -> bool:
-            return bool(state.groups) and bool(
-                engine.mask(state, engine.state_key(state, self._frame_keys)).any())
+            return bool(state.groups) and bool(self._mask(state).any())
 
-        return self._budget.live(step.state, allows_any, engine.core.is_accepting(step.state))
+        return self._budget.live(step.state, allows_any,
+                                 self._engine.core.is_accepting(step.state))
 
     def _route(self) -> Route | None:
         """How the current state is reached from an earlier one whose route the engine knows
@@ -310,6 +338,9 @@ class TokenMatcher:
         if core.is_accepting(step.state):
             return b""
         state: ParseState | None = self._live(step)
+        chars = self._chars
+        cursor = None if chars is None or state is None else chars.cursor(state)
+        explored: list[Frame] = []
         forced = bytearray()
         while state is not None and len(forced) < MAX_JUMP_FORWARD:
             if core.is_accepting(state) or engine.has_token_edges(state):
@@ -317,8 +348,16 @@ class TokenMatcher:
             nxt = engine.next_bytes(state)
             if len(nxt) != 1:
                 break
+            if cursor is not None and chars is not None and chars.stops_jump(cursor, nxt[0]):
+                break
             forced.append(nxt[0])
-            state = core.advance(state, bytes(nxt))
+            if chars is None or cursor is None:
+                state = core.advance(state, bytes(nxt))
+            else:
+                cursor = chars.advance(cursor, bytes(nxt), explored, settle=False)
+                state = None if cursor is None else cursor.state
+        if chars is not None:
+            chars.discard(explored)
         return bytes(forced)
 
     def find_jump_forward_string(self) -> str:

@@ -1,0 +1,239 @@
+"""``name[max_chars=N]`` in the decoder: xgrammar 0.2.8's character deadlines, token by token.
+
+The decoder runs the rule of xgrammar's parser that ``Grammar.matches`` runs
+(:mod:`grammarkit.automata.char_deadlines`): every Earley item has a deadline in code points,
+and before a byte that starts a code point the items past theirs are dropped if another item
+is alive or the input could end there (else all are kept: the budget is relaxed). Budgeted
+rules are compiled as ordinary rules (``CompiledGrammar.char_deadlines``), so recursive and
+nested budgets, and ``max_tokens`` rules inside them, run as in xgrammar.
+
+Tokens are stepped through bytes with that rule (:meth:`CharBudget.advance`); at a token
+boundary on a character boundary the rule is applied once more, so the state kept is the one
+the next byte meets. Enforcement only ever drops items, so the mask of a state with budgets is
+a subset of its mask without them (what the mask engine computes and caches): a token keeps
+its bit without a second look when it has too few code points to reach a deadline (the
+earliest deadline of the items alive or waiting, or the smallest budget a rule predicted
+inside it could get); the others are walked again, token-trie order sharing prefixes, with
+the deadlines. Deadlines are kept per frame (:class:`DeadlineScan`) for the matcher's history
+and forgotten on rollback; frames made while exploring (masks, jump-forward strings) are
+forgotten at once. A grammar without ``max_chars`` has no such object.
+"""
+
+from __future__ import annotations
+
+import bisect
+import weakref
+
+import numpy as np
+
+from grammarkit.automata.char_deadlines import DeadlineScan, code_points
+from grammarkit.decode.bitmask import Words, clear_bits
+from grammarkit.decode.earley_core import EarleyCore, Frame, ParseState
+from grammarkit.decode.token_index import TokenIndex
+
+_CHAR_COUNTS: weakref.WeakKeyDictionary[TokenIndex, np.ndarray] = weakref.WeakKeyDictionary()
+"""Per token index, the code points (bytes that start one) of each rank."""
+
+
+def _char_counts(index: TokenIndex) -> np.ndarray:
+    """How many bytes of each rank's token start a code point."""
+    found = _CHAR_COUNTS.get(index)
+    if found is None:
+        columns = index.columns
+        inside = np.arange(columns.shape[0])[:, None] < index.lengths[None, :]
+        found = ((columns & 0xC0) != 0x80).__and__(inside).sum(axis=0).astype(np.int64)
+        _CHAR_COUNTS[index] = found
+    return found
+
+
+def _open_after(open_bytes: int, data: bytes) -> int:
+    """Continuation bytes still expected after ``data``, ``open_bytes`` being expected before."""
+    for back in range(1, min(4, len(data)) + 1):
+        byte = data[-back]
+        if byte & 0xC0 != 0x80:
+            need = 0 if byte < 0xC0 else 1 if byte < 0xE0 else 2 if byte < 0xF0 else 3
+            return max(0, need - back + 1)
+    return max(0, open_bytes - len(data))
+
+
+class Cursor:
+    """A parse state with what the budget needs of it: code points read, and continuation
+    bytes still expected (no deadline is enforced before those)."""
+
+    __slots__ = ("chars", "open", "state")
+
+    def __init__(self, state: ParseState, chars: int, open_bytes: int):
+        self.state = state
+        self.chars = chars
+        self.open = open_bytes
+
+
+class CharBudget:
+    """The character budgets of one matcher's history.
+
+    Parameters
+    ----------
+    core
+        The Earley adapter of a grammar compiled with ``char_deadlines``.
+    """
+
+    def __init__(self, core: EarleyCore):
+        self._core = core
+        self._scan = DeadlineScan(core.recognizer._tables, core.compiled.char_deadlines)
+        self._marks: list[tuple[int, int]] = []  # (position, code points) after each step
+        self._added: list[list[Frame]] = []
+        self._bytes = bytearray()
+
+    @classmethod
+    def of(cls, core: EarleyCore) -> CharBudget | None:
+        """The budget of a grammar, or ``None`` if no reachable rule has ``max_chars``."""
+        return cls(core) if core.compiled.char_deadlines else None
+
+    # -- history ---------------------------------------------------------------------------------
+    def start(self, state: ParseState) -> None:
+        """Forget everything; ``state`` is the state before any token."""
+        self._scan.forget(list(self._scan.frames))
+        self._marks = [(0, 0)]
+        self._bytes = bytearray()
+        self._added = [self._scan.assign_new((frame for frame, _ in state.groups),
+                                             lambda _: 0)]
+
+    def cursor(self, state: ParseState) -> Cursor:
+        """``state``, the latest of the history (or one made from it without bytes)."""
+        self._added[-1] += self._scan.assign_new((frame for frame, _ in state.groups),
+                                                 self._chars_before)
+        chars = self._marks[-1][1]
+        return Cursor(state, chars, _open_after(0, bytes(self._bytes[-4:])))
+
+    def push(self, state: ParseState, data: bytes) -> None:
+        """One more step, by ``data``, led to ``state`` (what :meth:`advance` returned)."""
+        position, chars = self._marks[-1]
+        self._bytes += data
+        self._marks.append((position + len(data), chars + code_points(data)))
+        self._added.append(self._scan.assign_new((frame for frame, _ in state.groups),
+                                                 self._chars_before))
+
+    def pop(self, count: int) -> None:
+        """The last ``count`` steps were rolled back."""
+        for _ in range(count):
+            self._scan.forget(self._added.pop())
+            self._marks.pop()
+        del self._bytes[self._marks[-1][0]:]
+
+    def _chars_before(self, position: int) -> int:
+        """Code points before byte ``position`` of the accepted input."""
+        marks = self._marks
+        at = bisect.bisect_right(marks, (position, 1 << 62)) - 1
+        mark, chars = marks[at]
+        return chars + code_points(self._bytes, mark, position)
+
+    # -- steps -----------------------------------------------------------------------------------
+    def advance(self, cursor: Cursor, data: bytes, explored: list[Frame] | None = None,
+                settle: bool = True) -> Cursor | None:
+        """The cursor after ``data``, deadlines enforced, or ``None`` if it is rejected.
+
+        With ``settle``, the deadlines are enforced after ``data`` too, if a byte that starts
+        a code point comes next (as xgrammar does after a token). Frames made on the way are
+        remembered for the history, unless ``explored`` collects them (the caller then
+        :meth:`discard` s them).
+        """
+        scan = self._scan
+        state = cursor.state
+        position, groups, chars, failed, added = scan.scan(
+            data, state.position, dict(state.groups), cursor.chars, self._chars_before)
+        if explored is not None:
+            explored += added
+        elif added:
+            self._added[-1] += added
+        if failed:
+            return None
+        open_bytes = _open_after(cursor.open, data)
+        if settle and not open_bytes:  # the next byte starts a code point
+            groups = scan.enforced(groups, chars)
+        return Cursor(ParseState(position, tuple(groups.items())), chars, open_bytes)
+
+    def settled(self, cursor: Cursor, data: bytes, state: ParseState) -> ParseState:
+        """``state``, reached from ``cursor`` by a token of text ``data`` that ``Token(...)``
+        edges took (perhaps with its bytes too), with the deadlines enforced where the next
+        byte starts a code point."""
+        scan = self._scan
+        chars = cursor.chars + code_points(data)
+        start = cursor.state.position
+
+        def chars_at(at: int) -> int:
+            return (self._chars_before(at) if at < start
+                    else cursor.chars + code_points(data, 0, at - start))
+
+        self._added[-1] += scan.assign_new((frame for frame, _ in state.groups), chars_at)
+        if _open_after(cursor.open, data):
+            return state
+        return ParseState(state.position, tuple(scan.enforced(dict(state.groups), chars).items()))
+
+    def discard(self, explored: list[Frame]) -> None:
+        """Forget the frames an exploration made."""
+        self._scan.forget(explored)
+
+    def stops_jump(self, cursor: Cursor, byte: int) -> bool:
+        """Whether a jump-forward string stops before ``byte``: xgrammar's does before a
+        byte that starts a code point while an item that can scan is past its deadline."""
+        if byte & 0xC0 == 0x80:
+            return False
+        chars = cursor.chars
+        return any(self._scan.span(frame, config)[0] <= chars
+                   for frame, config in cursor.state.groups)
+
+    # -- masks -----------------------------------------------------------------------------------
+    def refined(self, cursor: Cursor, words: Words, index: TokenIndex,
+                by_edges: Words | None = None) -> Words:
+        """``words`` (the mask of ``cursor``'s state without budgets) without the tokens its
+        deadlines reject; ``by_edges``: those its ``Token(...)`` edges allow (a token either
+        way is taken whole, and xgrammar holds it to no deadline inside it)."""
+        scan = self._scan
+        state = cursor.state
+        reach = min(scan.lowest(state.groups) - cursor.chars, scan.smallest)
+        bits = np.unpackbits(words.view(np.uint8), bitorder="little")[: index.vocab_size]
+        if by_edges is not None:
+            bits &= ~np.unpackbits(by_edges.view(np.uint8), bitorder="little")[: index.vocab_size]
+        ranks = index.rank_of[np.flatnonzero(bits)]
+        ranks = np.sort(ranks[ranks >= 0])  # Token(...) ids are not walked
+        ranks = ranks[_char_counts(index)[ranks] > reach]
+        if not len(ranks):
+            return words
+        rejected = self._rejected(cursor, ranks.tolist(), index)
+        if not rejected:
+            return words
+        refined = words.copy()
+        clear_bits(refined, index.ids[np.array(rejected, dtype=np.int64)])
+        return refined
+
+    def _rejected(self, cursor: Cursor, ranks: list[int], index: TokenIndex) -> list[int]:
+        """The ranks (ascending) whose tokens the deadlines reject from ``cursor``, walked in
+        trie order: each token continues from the state of the prefix it shares with the
+        previous one."""
+        tokens = index.tokens
+        explored: list[Frame] = []
+        path: list[Cursor | None] = [cursor]  # path[k]: after k bytes of the previous token
+        previous = b""
+        rejected = []
+        try:
+            for rank in ranks:
+                token = tokens[rank]
+                shared = 0
+                for a, b in zip(token, previous, strict=False):
+                    if a != b:
+                        break
+                    shared += 1
+                shared = min(shared, len(path) - 1)
+                del path[shared + 1:]
+                at = path[shared]
+                for k in range(shared, len(token)):
+                    if at is None:
+                        break
+                    at = self.advance(at, token[k:k + 1], explored)
+                    path.append(at)
+                if at is None:
+                    rejected.append(rank)
+                previous = token
+        finally:
+            self.discard(explored)
+        return rejected
