@@ -19,6 +19,7 @@ from grammarkit.cli.common import (
     JSON_SUFFIX,
     SCHEMA_SUFFIX,
     InputError,
+    JsonCommand,
     dump_json,
     echo,
     files,
@@ -36,7 +37,7 @@ if TYPE_CHECKING:
     from grammarkit.source import SourceText
 
 
-@click.command("lint")
+@click.command("lint", cls=JsonCommand)
 @click.argument("paths", nargs=-1, required=True,
                 type=click.Path(exists=True, allow_dash=True))
 @click.option("--strict", is_flag=True, help="Exit with 1 on warnings too.")

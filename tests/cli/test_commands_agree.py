@@ -10,7 +10,10 @@ lenient=True`` (or, in ``lint``, to add a ``--lenient`` that ``lint`` does not h
 from __future__ import annotations
 
 import json
+import os
 import re
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -20,6 +23,8 @@ from grammarkit.cli import main
 
 GENERATE = ["generate", "--prompt", "x", "--format", "json"]
 SAMPLE = ["sample", "-n", "1", "--format", "json"]
+UNIQUE = '{"type": "array", "uniqueItems": true}'
+"""A schema no command converts without --lenient (GK154)."""
 
 
 def run(args: list[str]) -> Result:
@@ -67,6 +72,51 @@ def test_lint_json_is_one_list_on_usage_errors_too(tmp_path: Path, options: list
     assert ("ZZZ9" if "--select" in options else "out of range") in diagnostic["message"]
 
 
+@pytest.mark.parametrize(("args", "empty"), [
+    (["match", "MISSING", "x", "--format", "json"], {"accepted": None,
+                                                     "ignored_final_line_break": False}),
+    (["match", "--format=json", "--timeout", "-1", "MISSING", "x"], {"accepted": None,
+                                                                     "ignored_final_line_break": False}),
+    (["convert", "regex", "--format", "json", "--flavor", "perl", "a"], {"grammar": None}),
+    (["convert", "json-schema", "MISSING", "--format", "json"], {"grammar": None}),
+    (["lint", "--format", "json", "MISSING"], None),
+    (["sample", "--format", "json", "-n", "zero", "MISSING"], {"samples": None}),
+    (["generate", "--format", "json", "--max-tokens", "many", "MISSING"], {"choices": None}),
+])
+def test_errors_in_the_arguments_are_json_too(tmp_path: Path, args: list[str],
+                                              empty: dict[str, object] | None) -> None:
+    # click reads the arguments before the command body: a missing file or a bad option value
+    # was click's plain `Error: ...` even with --format json
+    missing = str(tmp_path / "missing.ebnf")
+    result = run([missing if word == "MISSING" else word for word in args])
+    assert result.exit_code == 2
+    report = json.loads(result.stdout)
+    diagnostics = report if empty is None else report.pop("diagnostics")
+    assert empty is None or report == empty
+    (diagnostic,) = diagnostics
+    assert diagnostic["code"] == "GK174" and "Invalid value" in diagnostic["message"]
+
+
+def test_errors_in_the_arguments_stay_text_without_format_json(tmp_path: Path) -> None:
+    result = run(["match", str(tmp_path / "missing.ebnf"), "--", "--format", "json"])
+    assert result.exit_code == 2
+    assert result.stdout == "" and "does not exist" in result.stderr
+
+
+def test_check_json_reports_grammar_errors(tmp_path: Path) -> None:
+    broken = tmp_path / "broken.ebnf"
+    broken.write_text("root ::= valu\n")
+    schema = tmp_path / "unique.schema.json"
+    schema.write_text(UNIQUE)
+    tiny = tmp_path / "tiny.tiktoken"
+    tiny.write_bytes(b"YQ== 0\nWw== 1\nXQ== 2\n")
+    result = run(["check", "--format", "json", "--tokenizer", str(tiny), str(broken), str(schema)])
+    assert result.exit_code == 1
+    reports = json.loads(result.stdout)  # used to be [] with the errors as text on stderr
+    assert [(r["path"], r["ok"]) for r in reports] == [(str(broken), False), (str(schema), False)]
+    assert [[d["code"] for d in r["diagnostics"]] for r in reports] == [["GK103"], ["GK154"]]
+
+
 def test_a_device_is_not_called_missing() -> None:
     result = run(["sample", "/dev/null"])
     assert result.exit_code == 2
@@ -96,9 +146,6 @@ def test_gbnf_text_in_an_ebnf_file_gets_the_gbnf_note(tmp_path: Path) -> None:
 
 
 # -- issue 12, item 7: hints name what the command showing them accepts -------------------------
-UNIQUE = '{"type": "array", "uniqueItems": true}'
-
-
 def _options_of(command: list[str]) -> str:
     """The ``--help`` of ``command`` (its name: one word, or two for ``convert``)."""
     return run([*command[: 2 if command[0] == "convert" else 1], "--help"]).stdout
@@ -136,3 +183,23 @@ def test_remote_generation_asks_for_token_ids_on_the_command_line(tmp_path: Path
     result = run(["generate", "--prompt-ids", "1,-3", "--format", "json", *remote])
     (diagnostic,) = json.loads(result.stdout)["diagnostics"]  # the client's own code, unwrapped
     assert diagnostic["code"] == "GK370" and diagnostic["message"].startswith("token ids")
+
+
+def test_an_unusable_cache_directory_is_one_warning_line_per_problem(tmp_path: Path) -> None:
+    # issue 14, bad input: a cache directory that cannot be used costs "a warning at most"; the
+    # command line printed Python's `file.py:172: CacheWarning: ...` with a source line, per file
+    grammar = tmp_path / "g.ebnf"
+    grammar.write_text('root ::= "a" [a-z]*\n')
+    tiny = tmp_path / "tiny.tiktoken"
+    tiny.write_bytes(b"YQ== 0\nYg== 1\nYWI= 2\n")
+    not_a_directory = tmp_path / "cache"
+    not_a_directory.write_text("")
+    result = subprocess.run(
+        [sys.executable, "-m", "grammarkit", "check", "--tokenizer", str(tiny), str(grammar)],
+        check=False, capture_output=True, text=True, timeout=120,
+        env={**os.environ, "GRAMMARKIT_CACHE_DIR": str(not_a_directory)})
+    assert result.returncode in (0, 1) and "findings:" in result.stdout, result.stderr
+    lines = result.stderr.splitlines()
+    assert lines == sorted(set(lines), key=lines.index)  # no message twice
+    assert lines and all(line.startswith("warning: cannot ") for line in lines)
+    assert f"cache files in {not_a_directory}" in lines[0]
