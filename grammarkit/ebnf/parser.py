@@ -1,11 +1,14 @@
 """EBNF text to :class:`~grammarkit.ebnf.ast.GrammarAST`, with every error as a located diagnostic.
 
-Pipeline: :mod:`grammarkit.ebnf.lexer` scans the text; ``syntax.lark`` (an LALR grammar) parses
-each rule definition; a small iterative builder turns Lark trees into AST nodes and checks what
-the grammar's shape cannot (repetition bounds, macro arguments, undefined references).
+Pipeline: :mod:`grammarkit.ebnf.plain_text` reads the plain rules straight from the text; the
+rest (regions of rules with comments, macros, lookaheads, attributes or errors; the whole text
+when lexing finds a problem) :mod:`grammarkit.ebnf.lexer` scans, and ``syntax.lark`` (an LALR
+grammar) parses each of its rule definitions (:mod:`grammarkit.ebnf.descent` reads the plain
+ones among them); the reductions build AST nodes, and checks find what the grammar's shape
+cannot (repetition bounds, macro arguments, undefined references).
 
 Diagnostics are returned in the order xgrammar 0.2.8 would meet them (lexical errors, then rule
-names, then the rules in order), so the first one is the error xgrammar reports, at the same
+names, then the rules in order; within each, by offset in the text), so the first one is the error xgrammar reports, at the same
 line and column.
 """
 
