@@ -26,7 +26,7 @@ import weakref
 
 import numpy as np
 
-from grammarkit.automata.char_deadlines import DeadlineScan, code_points
+from grammarkit.automata.char_deadlines import code_points
 from grammarkit.decode.bitmask import Words, clear_bits
 from grammarkit.decode.earley_core import EarleyCore, Frame, ParseState
 from grammarkit.decode.token_index import TokenIndex
@@ -41,7 +41,7 @@ def _char_counts(index: TokenIndex) -> np.ndarray:
     if found is None:
         columns = index.columns
         inside = np.arange(columns.shape[0])[:, None] < index.lengths[None, :]
-        found = ((columns & 0xC0) != 0x80).__and__(inside).sum(axis=0).astype(np.int64)
+        found = (((columns & 0xC0) != 0x80) & inside).sum(axis=0).astype(np.int64)
         _CHAR_COUNTS[index] = found
     return found
 
@@ -79,7 +79,7 @@ class CharBudget:
 
     def __init__(self, core: EarleyCore):
         self._core = core
-        self._scan = DeadlineScan(core.recognizer._tables, core.compiled.char_deadlines)
+        self._scan = self._core.deadline_scan()
         self._marks: list[tuple[int, int]] = []  # (position, code points) after each step
         self._added: list[list[Frame]] = []
         self._bytes = bytearray()
@@ -92,7 +92,7 @@ class CharBudget:
     # -- history ---------------------------------------------------------------------------------
     def start(self, state: ParseState) -> None:
         """Forget everything; ``state`` is the state before any token."""
-        self._scan.forget(list(self._scan.frames))
+        self._scan = self._core.deadline_scan()
         self._marks = [(0, 0)]
         self._bytes = bytearray()
         self._added = [self._scan.assign_new((frame for frame, _ in state.groups),
