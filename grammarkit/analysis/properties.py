@@ -150,7 +150,7 @@ class ExprGraph:
                 kids = []
                 all_known, any_known = _KNOWN, 0
                 for item in expr.items if kind is _SEQUENCE else expr.alternatives:  # type: ignore[union-attr]
-                    kid = visit(item)
+                    kid = visit(item)  # noqa: F821 (deleted after the walk)
                     kids.append(kid)
                     known = facts[kid]
                     all_known &= known
@@ -167,7 +167,7 @@ class ExprGraph:
                 return number
             elif kind is _REPEAT:
                 facts.append(0)
-                kid = visit(expr.item)  # type: ignore[union-attr]
+                kid = visit(expr.item)  # type: ignore[union-attr]  # noqa: F821
                 children[number] = (kid,)
                 known = facts[kid]
                 if expr.min == 0:  # type: ignore[union-attr]
@@ -194,12 +194,17 @@ class ExprGraph:
                 undecided.append(number)
             return number
 
-        for name, rule in self.rules.items():
-            first_named = len(named)
-            self.body[name] = visit(rule.body)
-            if rule.lookahead is not None:
-                self.lookahead[name] = visit(rule.lookahead)
-            self.naming[name] = named[first_named:]
+        try:
+            for name, rule in self.rules.items():
+                first_named = len(named)
+                self.body[name] = visit(rule.body)
+                if rule.lookahead is not None:
+                    self.lookahead[name] = visit(rule.lookahead)
+                self.naming[name] = named[first_named:]
+        finally:
+            # `visit` refers to itself through its closure: break that cycle, which would keep
+            # the lists (and through them the whole grammar) alive until a full collection
+            del visit
         return facts, undecided
 
     def _add(self, root: ast.Expr, naming: list[int]) -> int:

@@ -756,9 +756,11 @@ def lazy_rule_xgrammar_cannot_compile(ctx: LintContext) -> Iterator[Diagnostic]:
     """A ``[lazy]`` rule whose body xgrammar 0.2.8's compiler refuses.
 
     xgrammar compiles a lazy rule into one automaton, so its body must be terminal-like:
-    literals, classes, ``class*``/``class+``, exact repetitions ``x{n}``, ``Regex``, and
-    alternatives and sequences of these (``x?`` only as the whole body). Repetition ranges,
-    ``x?`` inside a sequence, loops over non-classes and the dispatch and token macros are not.
+    literals, classes, ``class*``/``class+``, exact repetitions ``x{n}``, and alternatives and
+    sequences of these (``x?``, ``Regex`` and ``Substring`` only as the whole body). Repetition
+    ranges, ``x?`` inside a sequence, loops over more than one character, alternatives of
+    several characters inside a sequence (but at its start) and the dispatch and token macros
+    are not.
     """
     rules = ctx.grammar.rule_map()
     lazy = [r for r in ctx.grammar.rules if any(a.key == "lazy" for a in r.attributes)]
@@ -774,8 +776,9 @@ def lazy_rule_xgrammar_cannot_compile(ctx: LintContext) -> Iterator[Diagnostic]:
             yield warning(
                 "GK214", f"xgrammar 0.2.8 cannot compile lazy rule `{rule.name}`: {why}",
                 node.span if node.span is not None else _name_span(rule),
-                "write the body as literals and classes (`[0-9][0-9][0-9]?` for `[0-9]{2,3}` "
-                "is not allowed either: spell the alternatives out), or drop `lazy`")
+                "spell the alternatives out at the top of the body (`\"k\" [0-9] [0-9] | "
+                "\"k\" [0-9] [0-9] [0-9]` for `\"k\" [0-9]{2,3}`), make the whole body one "
+                "`Regex(...)`, or drop `lazy`")
 
 
 # -- GK215 ---------------------------------------------------------------------------------------
@@ -820,34 +823,106 @@ def _recursive_rules(rules: dict[str, ast.Rule]) -> set[str]:
 def _not_terminal_like(
     body: ast.Expr, rules: dict[str, ast.Rule], recursive: set[str]
 ) -> tuple[ast.Expr, str] | None:
-    """The first part of a lazy rule's body that xgrammar cannot make one automaton of."""
-    seen: set[str] = set()
-    stack: list[tuple[ast.Expr, bool]] = [(body, True)]  # (node, is the whole body)
+    """The first part of a lazy rule's body that xgrammar cannot make one automaton of.
+
+    As xgrammar 0.2.8 does: each alternative of the body is flattened into one sequence; inside
+    it, alternatives (a group or a rule) must each be one character (they become a class),
+    except at the start of the alternative, where alternatives without empty strings, rules,
+    groups of alternatives and repetitions are inlined (``("a" "b" | "c") "k"``); ``Regex`` and
+    ``Substring`` only make the whole body.
+    """
+    seen: set[tuple[str, bool, bool]] = set()
+    # (node, is the whole body, is the first element of its flattened alternative)
+    stack: list[tuple[ast.Expr, bool, bool]] = [(body, True, True)]
     while stack:
-        node, whole = stack.pop()
+        node, whole, first = stack.pop()
         if isinstance(node, ast.Choice):
-            stack.extend((alternative, False) for alternative in node.alternatives)
+            alternatives = _alternatives(node)
+            if whole:
+                stack.extend((alternative, False, True) for alternative in alternatives)
+            elif all(_single_character(a, rules) for a in alternatives):
+                continue
+            elif first and all(_inlinable(a) for a in alternatives):
+                stack.extend((alternative, False, False) for alternative in alternatives)
+            else:
+                return node, ("alternatives inside a sequence must each be one character, "
+                              "unless they start it")
         elif isinstance(node, ast.Sequence):
-            stack.extend((item, len(node.items) == 1 and whole) for item in node.items)
+            items = _items(node)
+            stack.extend((item, len(items) == 1 and whole, first and k == 0)
+                         for k, item in enumerate(items))
         elif isinstance(node, ast.RuleRef):
             if node.name in recursive:
                 return node, f"`{node.name}` is recursive"
-            if node.name in rules and node.name not in seen:
-                seen.add(node.name)
-                stack.append((rules[node.name].body, whole))
+            if node.name in rules and (node.name, whole, first) not in seen:
+                seen.add((node.name, whole, first))
+                stack.append((rules[node.name].body, whole, first))
         elif isinstance(node, ast.Repeat):
             if node.min == node.max:
-                stack.append((node.item, False))
-            elif node.max is None and node.min <= 1 and isinstance(node.item, ast.CharClass):
+                stack.append((node.item, False, False))
+            elif node.max is None and node.min <= 1 and _single_character(node.item, rules):
                 continue
             elif (node.min, node.max) == (0, 1) and whole:
-                stack.append((node.item, False))
+                stack.append((node.item, False, True))
             elif node.max is None and node.min <= 1:
-                return node, f"`{node.op}` repeats more than one character class"
+                return node, f"`{node.op}` repeats more than one character"
             elif (node.min, node.max) == (0, 1):
                 return node, "`?` inside a sequence is not supported"
             else:
                 return node, "repetition ranges `{m,n}` are not supported"
+        elif isinstance(node, (ast.RegexMacro, ast.Substring)) and not whole:
+            return node, "`Regex` and `Substring` must be the whole body"
         elif isinstance(node, (ast.TagDispatch, ast.TokenTagDispatch, ast.TokenSet)):
             return node, "it must be made of literals, classes and `Regex`, not macros"
     return None
+
+
+def _items(sequence: ast.Sequence) -> list[ast.Expr]:
+    """The items of ``sequence`` but empty strings, which xgrammar drops."""
+    return [item for item in sequence.items if not (isinstance(item, ast.Literal)
+                                                     and not item.value)]
+
+
+def _alternatives(choice: ast.Choice) -> list[ast.Expr]:
+    """The alternatives of ``choice``, with those of nested groups of alternatives."""
+    found: list[ast.Expr] = []
+    pending = list(reversed(choice.alternatives))
+    while pending:
+        alternative = pending.pop()
+        while isinstance(alternative, ast.Sequence) and len(_items(alternative)) == 1:
+            alternative = _items(alternative)[0]
+        if isinstance(alternative, ast.Choice):
+            pending.extend(reversed(alternative.alternatives))
+        else:
+            found.append(alternative)
+    return found
+
+
+def _single_character(node: ast.Expr, rules: dict[str, ast.Rule], depth: int = 0) -> bool:
+    """Whether ``node`` matches one character from a set: a class, a one-byte literal, or
+    alternatives (a group or a rule) of these, which xgrammar turns into a class."""
+    while isinstance(node, ast.Sequence) and len(_items(node)) == 1:
+        node = _items(node)[0]
+    if isinstance(node, ast.CharClass):
+        return True
+    if isinstance(node, ast.Literal):
+        return len(node.value.encode("utf-8", "surrogatepass")) == 1
+    if isinstance(node, ast.RuleRef) and node.name in rules and depth < 64:
+        return _single_character(rules[node.name].body, rules, depth + 1)
+    if isinstance(node, ast.Choice):
+        return all(_single_character(a, rules, depth + 1) for a in _alternatives(node))
+    return False
+
+
+def _inlinable(alternative: ast.Expr) -> bool:
+    """Whether xgrammar inlines an alternative of a group that starts a sequence: not empty,
+    and no rule, group of alternatives, repetition (other than ``class*``) or macro in it."""
+    items = _items(alternative) if isinstance(alternative, ast.Sequence) else [alternative]
+    if not items or items == [ast.Literal("")]:
+        return False
+    return all(isinstance(item, (ast.Literal, ast.CharClass))
+               or (isinstance(item, ast.Repeat) and (item.min, item.max) in ((0, None),)
+                   and isinstance(item.item, ast.CharClass))
+               or (isinstance(item, ast.Repeat) and item.min == item.max)
+               or (isinstance(item, ast.Sequence) and _inlinable(item))
+               for item in items)

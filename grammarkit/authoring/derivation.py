@@ -15,11 +15,10 @@ Texts are matched as code points.
 
 from __future__ import annotations
 
-import sys
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from collections.abc import Callable
 from typing import Protocol
 
+from grammarkit._recursion import deep_recursion
 from grammarkit.ebnf import ast
 
 MAX_STEPS = 2_000_000
@@ -66,7 +65,7 @@ class Deriver:
         run = _Run(self, text)
         root = ast.RuleRef(self.root)
         try:
-            with _deep_recursion():
+            with deep_recursion():
                 if len(text) not in run.solve(root, 0):
                     return False
                 run.walk(root, 0, len(text))
@@ -296,13 +295,3 @@ def _class_range(node: ast.CharClass, char: str) -> int:
         if lo <= code <= hi:
             return -1 if node.negated else index
     return 0 if node.negated else -1
-
-
-@contextmanager
-def _deep_recursion() -> Iterator[None]:
-    limit = sys.getrecursionlimit()
-    sys.setrecursionlimit(max(limit, 20_000))
-    try:
-        yield
-    finally:
-        sys.setrecursionlimit(limit)

@@ -169,7 +169,9 @@ def _grammar(path: str, root: str) -> Any:
     try:
         return Grammar.from_json_schema(Path(path))
     except GrammarError as exc:
-        echo(render(exc.diagnostics) + "\n", err=True)
+        from grammarkit.convert.json_schema import command_line_wording
+
+        echo(render(command_line_wording(exc.diagnostics, converting=False)) + "\n", err=True)
     except ValueError as exc:
         echo(f"{path}: cannot convert the schema: {exc}\n", err=True)
     return None

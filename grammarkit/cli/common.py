@@ -90,13 +90,14 @@ def cli_diagnostic(code: str, message: str, path: str | None = None, hint: str |
 
 
 @contextmanager
-def outcome(output_format: str, **fields: Any) -> Iterator[None]:
+def outcome(output_format: str, *, as_list: bool = False, **fields: Any) -> Iterator[None]:
     """Run a command body so that with ``--format json`` every failure is JSON on stdout too.
 
     A :class:`CommandFailed` (grammar errors, unreadable inputs) or a usage error raised inside
     becomes ``{**fields, "diagnostics": [...]}`` on stdout, with the same exit code as in text
     mode. ``fields`` are the command's usual keys with their "no answer" values, e.g.
-    ``accepted=None``, so a JSON reader always finds the same keys.
+    ``accepted=None``, so a JSON reader always finds the same keys. With ``as_list`` (a
+    command whose JSON report is a list of diagnostics, like ``lint``) it is that list.
     """
     try:
         yield
@@ -105,7 +106,8 @@ def outcome(output_format: str, **fields: Any) -> Iterator[None]:
             raise
         diagnostics = (exc.diagnostics if isinstance(exc, CommandFailed)
                        else [cli_diagnostic("GK174", exc.format_message())])
-        echo(dump_json({**fields, "diagnostics": [d.to_json() for d in diagnostics]}))
+        report = [d.to_json() for d in diagnostics]
+        echo(dump_json(report if as_list else {**fields, "diagnostics": report}))
         sys.exit(exc.exit_code)
 
 

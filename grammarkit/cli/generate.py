@@ -80,6 +80,9 @@ def command(grammar_argument: str, prompt: str | None, prompt_ids: str | None, b
     empty: dict[str, Any] = {"choices": None}
     with reported(output_format, **empty):
         ids = _prompt(prompt, prompt_ids)
+        if backend == "remote" and isinstance(ids, str):  # the client sends token ids only
+            raise failure("GK359", "--backend remote sends the prompt as token ids: give it "
+                          "with --prompt-ids 1,2,3", exit_code=2)
         constraint, _ = load_constraint(grammar_argument, root, is_regex)
         params = _params(sampling, logit_bias, no_jump_forward)
         engine, vocab = _backend(backend, model, tokenizer, url)

@@ -14,11 +14,13 @@ import click
 from grammarkit.cli.common import (
     EXIT_ERRORS,
     SCHEMA_SUFFIX,
+    CommandFailed,
     InputError,
     dump_json,
     echo,
     read,
     render,
+    try_load,
 )
 
 if TYPE_CHECKING:
@@ -62,12 +64,18 @@ def reported(output_format: str, **empty: Any) -> Iterator[None]:
     try:
         try:
             yield
+        except CommandFailed as exc:  # an unreadable input: click's `Error: ...` in text mode
+            if output_format != "json":
+                raise
+            raise Failed(exc.diagnostics, exc.exit_code) from None
         except GrammarError as exc:
             raise Failed(exc.diagnostics) from None
         except GenerationError as exc:
             raise Failed([exc.diagnostic], _exit_code(exc.diagnostic.code)) from None
-        except ValueError as exc:  # a sampling parameter out of range
-            raise failure("GK359", str(exc), exit_code=EXIT_USAGE) from None
+        except ValueError as exc:  # a request the client refuses, a parameter out of range
+            found = getattr(exc, "diagnostics", None)
+            raise (Failed(list(found), EXIT_USAGE) if found
+                   else failure("GK359", str(exc), exit_code=EXIT_USAGE)) from None
     except Failed as exc:
         _report(output_format, exc.diagnostics, exc.exit_code, empty)
 
@@ -89,7 +97,7 @@ def load_constraint(argument: str, root: str, is_regex: bool) -> tuple[Constrain
     """The constraint named on the command line and its grammar.
 
     ``argument`` is a regular expression (``--regex``), a ``*.schema.json`` file, or an EBNF
-    file (``-``: standard input).
+    file (``-``: standard input; a ``*.gbnf`` file is read as llama.cpp GBNF).
 
     Raises
     ------
@@ -98,16 +106,17 @@ def load_constraint(argument: str, root: str, is_regex: bool) -> tuple[Constrain
     """
     from grammarkit.diagnostics import GrammarError
     from grammarkit.generate.constraint import JsonSchema, Regex, as_grammar
-    from grammarkit.grammar import Grammar
 
     if is_regex:
         regex = Regex(argument)
         return regex, as_grammar(regex)
-    if argument != "-" and not _is_file(argument):
+    if argument != "-" and not _exists(argument):
         raise InputError(f"cannot read {argument}: no such file (pass --regex for a "
                          "regular expression)")
     source = read(argument)
     if argument.endswith(SCHEMA_SUFFIX):
+        from grammarkit.convert.json_schema import command_line_wording
+
         try:
             schema = json.loads(source.text)
         except json.JSONDecodeError as exc:
@@ -116,16 +125,19 @@ def load_constraint(argument: str, root: str, is_regex: bool) -> tuple[Constrain
         try:
             return constraint, as_grammar(constraint)
         except GrammarError as exc:
-            raise GrammarError([d if d.source else d.with_source(source)
-                                for d in exc.diagnostics]) from None
-    grammar = Grammar.from_ebnf(source.text, root, path=source.path)
-    return grammar, grammar
+            raise GrammarError(command_line_wording(
+                [d if d.source else d.with_source(source) for d in exc.diagnostics],
+                converting=False)) from None
+    loaded = try_load(source, root)  # *.gbnf files as GBNF; a GK173 note for GBNF-like text
+    if isinstance(loaded, GrammarError):
+        raise loaded
+    return loaded, loaded
 
 
-def _is_file(path: str) -> bool:
+def _exists(path: str) -> bool:
     import os
 
-    return os.path.isfile(path)
+    return os.path.exists(path)
 
 
 def load_vocabulary(spec: str) -> Vocabulary:

@@ -24,6 +24,7 @@ from grammarkit.cli.common import (
     files,
     format_option,
     gbnf_hint,
+    outcome,
     plural,
     read,
     root_option,
@@ -79,11 +80,13 @@ def command(paths: tuple[str, ...], strict: bool, select: tuple[str, ...],
                 diagnostics.extend(exc.diagnostics)
                 unreadable = True
                 continue
-            found = _lint_grammar(source, root, selected, ignored)
+            with outcome(output_format, as_list=True):  # a bad --select: GK174 in the list
+                found = _lint_grammar(source, root, selected, ignored)
             diagnostics.extend(found)
             if tokenizer is not None and not any(d.is_error for d in found):
-                diagnostics.extend(tokenizer_findings(source, root, tokenizer, stop_tokens,
-                                                      check_selected, check_ignored))
+                with outcome(output_format, as_list=True):  # an unreadable --tokenizer
+                    diagnostics.extend(tokenizer_findings(source, root, tokenizer, stop_tokens,
+                                                          check_selected, check_ignored))
         checked += 1
     diagnostics.extend(skipped)
     errors = sum(d.is_error for d in diagnostics)

@@ -12,7 +12,7 @@ from collections.abc import Sequence
 import numpy as np
 import numpy.typing as npt
 
-from grammarkit.decode.bitmask import Words, bitmask_width, set_bits
+from grammarkit.decode.bitmask import Words, bitmask_width
 from grammarkit.decode.matcher import TokenMatcher, check_bitmask
 
 
@@ -66,7 +66,7 @@ class BatchTokenMatcher:
         for words, same in shared.values():
             bitmask[same, :width] = 0 if words is None else words
         for row, matcher in stops:
-            set_bits(bitmask[row], np.array(matcher.stop_token_ids, dtype=np.int64))
+            matcher.stop_bits.set_in(bitmask[row])
 
     @staticmethod
     def batch_accept_token(matchers: Sequence[TokenMatcher],

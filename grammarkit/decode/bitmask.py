@@ -47,6 +47,10 @@ DENSE_IDS = 2048
 """From this many ids on, :func:`set_bits` packs a boolean array instead of scattering bits."""
 
 
+_BITS = np.left_shift(np.uint32(1), np.arange(32, dtype=np.uint32))
+"""``_BITS[i]``: bit ``i`` of a word."""
+
+
 def set_bits(words: Words, ids: npt.NDArray[np.int64]) -> None:
     """Set the bits of token ``ids`` in ``words`` (in place)."""
     if len(ids) >= DENSE_IDS:
@@ -54,16 +58,35 @@ def set_bits(words: Words, ids: npt.NDArray[np.int64]) -> None:
         allowed[ids] = True
         np.bitwise_or(words, np.packbits(allowed, bitorder="little").view(np.int32), out=words)
     elif len(ids):
-        flat = words.view(np.uint32)
-        np.bitwise_or.at(flat, ids >> 5, np.left_shift(np.uint32(1), (ids & 31).astype(np.uint32)))
+        np.bitwise_or.at(words.view(np.uint32), ids >> 5, _BITS[ids & 31])
 
 
 def clear_bits(words: Words, ids: npt.NDArray[np.int64]) -> None:
     """Clear the bits of token ``ids`` in ``words`` (in place)."""
     if len(ids):
-        flat = words.view(np.uint32)
-        masks = ~np.left_shift(np.uint32(1), (ids & 31).astype(np.uint32))
-        np.bitwise_and.at(flat, ids >> 5, masks)
+        np.bitwise_and.at(words.view(np.uint32), ids >> 5, ~_BITS[ids & 31])
+
+
+class FixedBits:
+    """A few token ids (stop tokens) set into many rows: their words and bits worked out once.
+
+    Parameters
+    ----------
+    ids
+        Token ids, in any order, repeats allowed.
+    """
+
+    def __init__(self, ids: npt.NDArray[np.int64]):
+        words: dict[int, int] = {}
+        for i in ids.tolist():
+            words[i >> 5] = words.get(i >> 5, 0) | 1 << (i & 31)
+        self._words = np.array(sorted(words), dtype=np.int64)
+        self._bits = np.array([words[w] for w in sorted(words)], dtype=np.uint32).view(np.int32)
+
+    def set_in(self, row: Words) -> None:
+        """Set the bits in ``row`` (one bitmask row, in place)."""
+        if len(self._words):
+            row[self._words] |= self._bits
 
 
 def apply_token_bitmask(logits: Any, bitmask: Any) -> Any:

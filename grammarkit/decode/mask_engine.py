@@ -195,9 +195,8 @@ class MaskEngine:
             if (len(seen) > SURVEY_STATES or len(seen) - walked > SURVEY_FRONTIER
                     or time.process_time() > deadline):
                 return False
-            first = automaton.first_bytes(number)
             walk = automaton.walk_representatives(
-                number, representative[partition.groups_starting_with(first)])
+                number, representative[automaton.candidate_groups(number)])
             key = automaton.key_of(number)
             if key not in self._masks:
                 words = np.zeros_like(self.index.ordinary_words)

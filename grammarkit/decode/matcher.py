@@ -8,7 +8,7 @@ from dataclasses import dataclass
 import numpy as np
 import numpy.typing as npt
 
-from grammarkit.decode.bitmask import Words, bitmask_width, set_bits
+from grammarkit.decode.bitmask import FixedBits, Words, bitmask_width
 from grammarkit.decode.char_budget import CharBudget
 from grammarkit.decode.earley_core import Frame, ParseState
 from grammarkit.decode.engine_cache import mask_engine
@@ -100,6 +100,8 @@ class TokenMatcher:
         self._vocab = vocab
         self._stop_ids = frozenset(stops)
         self._stop_array = np.array(stops, dtype=np.int64)
+        self.stop_bits = FixedBits(self._stop_array)
+        """The stop tokens' bits, set into a row where :meth:`stop_allowed`."""
         self._max_rollback = max_rollback_tokens
         self._history: list[_Step] = []
         self._frame_keys: dict[Frame, int] = {}
@@ -251,14 +253,15 @@ class TokenMatcher:
         check_bitmask(bitmask, self.vocab_size, index)
         width = bitmask_width(self.vocab_size)
         row = bitmask[index]
-        row[width:] = 0
+        if len(row) > width:
+            row[width:] = 0
         words = self.next_token_words()
         if words is None:
             row[:width] = 0
             return True
         row[:width] = words
         if self.stop_allowed():
-            set_bits(row, self._stop_array)
+            self.stop_bits.set_in(row)
         return True
 
     def next_token_words(self) -> Words | None:

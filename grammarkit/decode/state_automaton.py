@@ -70,6 +70,10 @@ LOOP_RANKS = 4096
 """Walks over more tokens than this first accept, without walking them, the tokens made only
 of bytes that lead the start state back to itself (string bodies, runs of spaces)."""
 
+PRUNE_GROUPS = 256
+"""Groups of one first byte class beyond which :meth:`StateAutomaton.candidate_groups` keeps
+only those whose second byte can follow."""
+
 DENSE_PAIRS = 1 << 22
 """Unknown ``(state, byte)`` pairs are deduplicated in a dense scratch array up to this size."""
 
@@ -117,6 +121,7 @@ class StateAutomaton:
         self._numbers: dict[StateKey, int] = {}
         self._keys: list[StateKey] = []
         self._states: list[ParseState] = []
+        self._first: list[npt.NDArray[np.bool_]] = []
         self._table = np.full((64, 256), UNKNOWN, dtype=np.int32)
         self._rescuable = np.zeros((64, 256), dtype=np.bool_)
         self._frame_keys: dict[Frame, int] = {}
@@ -143,6 +148,14 @@ class StateAutomaton:
             found = self._numbers[key] = len(self._states)
             self._states.append(state)
             self._keys.append(key)
+            first = np.zeros(256, dtype=np.bool_)
+            for _, config in state.groups:
+                row = self._scannable.get(config)
+                if row is None:
+                    row = self._scannable[config] = np.asarray(self.core.byte_row(config)) >= 0
+                first |= row
+            first.setflags(write=False)
+            self._first.append(first)
             if found >= len(self._table):
                 grown = np.full((2 * len(self._table), 256), UNKNOWN, dtype=np.int32)
                 grown[: len(self._table)] = self._table
@@ -150,7 +163,7 @@ class StateAutomaton:
                 rescuable = np.zeros(grown.shape, dtype=np.bool_)
                 rescuable[: len(self._rescuable)] = self._rescuable
                 self._rescuable = rescuable
-            self._table[found, ~self.first_bytes(found)] = -1  # no parser step for these
+            self._table[found, ~first] = -1  # no parser step for these
             scannable = 0
             for frame, config in state.groups:
                 if isinstance(frame, BottomFrame):
@@ -166,14 +179,45 @@ class StateAutomaton:
         return self._keys[number]
 
     def first_bytes(self, number: int) -> npt.NDArray[np.bool_]:
-        """Which bytes some group of state ``number`` can scan (a superset of its steps)."""
-        possible = np.zeros(256, dtype=np.bool_)
-        for _, config in self._states[number].groups:
-            scannable = self._scannable.get(config)
-            if scannable is None:
-                scannable = self._scannable[config] = np.asarray(self.core.byte_row(config)) >= 0
-            possible |= scannable
-        return possible
+        """Which bytes some group of state ``number`` can scan (a superset of its steps;
+        read-only)."""
+        return self._first[number]
+
+    def candidate_groups(self, number: int) -> npt.NDArray[np.int64]:
+        """The partition's groups a walk from state ``number`` must run: those whose first
+        byte the state can scan and, where a first byte class holds more than
+        :data:`PRUNE_GROUPS` groups, whose second byte can be scanned or rescued after it
+        (or which end after one byte).
+
+        A walk rejects the others at their first or second byte without passing a rescuable
+        pair, so walking only these gives the same :class:`Walk` as walking every group
+        (the parser step of each first class is taken now; the walk would take it anyway).
+        """
+        partition = self.partition
+        classes = partition.classes
+        span = partition.num_classes + 1
+        lows: list[int] = []
+        highs: list[int] = []
+        for first in np.unique(classes[self._first[number]]).tolist():
+            low = first * span
+            if partition.groups_with_first_class(first) <= PRUNE_GROUPS:
+                lows.append(low)
+                highs.append(low + span)
+                continue
+            byte = int(partition.class_bytes[first])
+            if self._table[number, byte] == UNKNOWN:
+                self._step(number, byte)
+            after = int(self._table[number, byte])
+            if after < 0:
+                continue
+            second = np.zeros(span, dtype=np.bool_)
+            second[classes[self._first[after] | self._rescuable[after]]] = True
+            second[-1] = True  # one-byte tokens
+            keys = (low + np.flatnonzero(second)).tolist()
+            lows.extend(keys)
+            highs.extend(key + 1 for key in keys)
+        return partition.groups_starting_with_pairs(np.array(lows, dtype=np.int64),
+                                                    np.array(highs, dtype=np.int64))
 
     def canonical(self, config: int) -> int:
         """``config`` in its canonical form for this automaton's horizon."""
@@ -253,11 +297,11 @@ class StateAutomaton:
         accepted: list[npt.NDArray[np.int64]] = []
         failed: list[npt.NDArray[np.int64]] = []
         arrived: list[npt.NDArray[np.int64]] = []
-        sets = self.partition.class_sets if len(ranks) > LOOP_RANKS else None
-        loop = 0 if sets is None else self._loop_classes(start)
-        if loop:
-            assert sets is not None
-            inside = (sets[ranks] & np.uint64(~loop & (1 << 64) - 1)) == 0
+        loop = (self._loop_classes(start)
+                if len(ranks) > LOOP_RANKS and self.partition.num_classes <= 64 else 0)
+        sets = self.partition.class_sets_of(ranks) if loop else None
+        if sets is not None:
+            inside = (sets & np.uint64(~loop & (1 << 64) - 1)) == 0
             accepted.append(ranks[inside])
             arrived.append(np.full(int(inside.sum()), start, dtype=np.int64))
             ranks = ranks[~inside]

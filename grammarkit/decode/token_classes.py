@@ -221,7 +221,7 @@ class TokenClassifier:
         if partition.is_grouped or automaton.tokens_starting_with(first) > DIRECT_RANKS:
             # whole groups, found by their first byte class: no pass over their tokens
             walk = automaton.walk_representatives(
-                local, partition.representative[partition.groups_starting_with(first)])
+                local, partition.representative[automaton.candidate_groups(local)])
             accepted = partition.member_ranks(partition.group_of[walk.accepted])
             failed = partition.member_ranks(partition.group_of[walk.open_failed])
             weights = partition.group_sizes(partition.group_of[walk.accepted])

@@ -76,12 +76,15 @@ class TokenPartition:
         The class of each byte.
     same_class : list of ndarray of int64
         ``same_class[b]``: the bytes of byte ``b``'s class.
+    class_bytes : ndarray of int64
+        ``class_bytes[c]``: the first byte of class ``c``.
     """
 
     def __init__(self, classes: npt.NDArray[np.int64], index: TokenIndex,
                  groups: tuple[npt.NDArray[np.int64], npt.NDArray[np.int64]] | None = None):
         self.classes = classes
         self.same_class = [np.flatnonzero(classes == c) for c in classes.tolist()]
+        self.class_bytes = np.unique(classes, return_index=True)[1]
         self._index = index
         self._groups = groups
         self._marks = np.zeros(0 if groups is None else len(groups[1]), dtype=np.bool_)
@@ -130,31 +133,47 @@ class TokenPartition:
     def groups_starting_with(self, first_bytes: npt.NDArray[np.bool_]) -> npt.NDArray[np.int64]:
         """The groups whose tokens start with a byte set in ``first_bytes`` (a union of whole
         byte classes, as every byte row is), without looking at their tokens."""
+        wanted = np.unique(self.classes[first_bytes]) * (self.num_classes + 1)
+        return self.groups_starting_with_pairs(wanted, wanted + self.num_classes + 1)
+
+    def groups_starting_with_pairs(self, lows: npt.NDArray[np.int64],
+                                   highs: npt.NDArray[np.int64]) -> npt.NDArray[np.int64]:
+        """The groups whose *pair key* lies in one of the ranges ``[lows[i], highs[i])``.
+
+        A group's pair key is ``c0 * (C + 1) + c1`` for the class ``c0`` of its first byte and
+        ``c1`` of its second (``C``, the number of classes, for one-byte tokens), so the groups
+        of one first class are one range and those of one first and second class another.
+        """
         layout = self._grouped_layout()
-        wanted = np.unique(self.classes[first_bytes]).tolist()
-        starts = layout.class_starts
-        return np.concatenate([layout.by_first_class[starts[c]: starts[c + 1]] for c in wanted]
-                              or [np.zeros(0, dtype=np.int64)])
+        return _gather(layout.by_pair, layout.pair_starts[lows], layout.pair_starts[highs])
+
+    def groups_with_first_class(self, first_class: int) -> int:
+        """How many groups' tokens start with a byte of class ``first_class``."""
+        starts, span = self._grouped_layout().pair_starts, self.num_classes + 1
+        return int(starts[(first_class + 1) * span] - starts[first_class * span])
+
+    @property
+    def num_classes(self) -> int:
+        return int(self.classes.max()) + 1
 
     def member_ranks(self, groups: npt.NDArray[np.int64]) -> npt.NDArray[np.int64]:
         """Every rank of the distinct ``groups`` (in no particular order), in time proportional
         to their number of members."""
         layout = self._grouped_layout()
-        if not len(groups):
-            return np.zeros(0, dtype=np.int64)
-        first = layout.member_starts[groups]
-        counts = layout.member_starts[groups + 1] - first
-        ends = np.cumsum(counts)
-        shift = np.repeat(first - (ends - counts), counts)
-        return layout.members[np.arange(int(ends[-1]), dtype=np.int64) + shift]
+        return _gather(layout.members, layout.member_starts[groups],
+                       layout.member_starts[groups + 1])
 
-    @property
-    def class_sets(self) -> npt.NDArray[np.uint64] | None:
-        """Per rank, the byte classes its token holds (bit ``c`` for class ``c``); ``None``
-        when the grammar has more than 64 byte classes. Computed on first use."""
-        if self._class_sets is None and int(self.classes.max()) < 64:
-            self._class_sets = _class_sets(self.classes, self._index)
-        return self._class_sets
+    def class_sets_of(self, ranks: npt.NDArray[np.int64]) -> npt.NDArray[np.uint64] | None:
+        """Per rank of ``ranks``, the byte classes its token holds (bit ``c`` for class ``c``);
+        ``None`` when the grammar has more than 64 byte classes. Once the groups exist, read
+        from a table per group (computed on first use from one token each)."""
+        if int(self.classes.max()) >= 64:
+            return None
+        if self._groups is None:
+            return _class_sets(self.classes, self._index, ranks)
+        if self._class_sets is None:
+            self._class_sets = _class_sets(self.classes, self._index, self._groups[1])
+        return self._class_sets[self._groups[0][ranks]]
 
     def group_sizes(self, groups: npt.NDArray[np.int64]) -> npt.NDArray[np.int64]:
         """How many tokens each of ``groups`` holds."""
@@ -194,34 +213,64 @@ class TokenPartition:
 
 
 class _GroupLayout:
-    """The groups sorted by the class of their first byte, and the ranks sorted by group."""
+    """The groups sorted by the classes of their first two bytes, and the ranks sorted by
+    group."""
 
     def __init__(self, classes: npt.NDArray[np.int64], index: TokenIndex,
                  group_of: npt.NDArray[np.int64], representative: npt.NDArray[np.int64]):
-        first_class = classes[index.columns[0][representative]]
-        self.by_first_class = np.argsort(first_class, kind="stable")
-        self.class_starts = np.searchsorted(first_class[self.by_first_class],
-                                            np.arange(int(classes.max()) + 2))
-        self.members = np.argsort(group_of, kind="stable")
+        count = int(classes.max()) + 1
+        second = np.where(index.lengths[representative] > 1,
+                          classes[index.columns[1][representative]] if len(index.columns) > 1
+                          else count, count)
+        pair = classes[index.columns[0][representative]] * (count + 1) + second
+        self.by_pair = np.argsort(pair, kind="stable")
+        self.pair_starts = np.searchsorted(pair[self.by_pair],
+                                           np.arange(count * (count + 1) + 1))
+        self.members = _sorted_by(group_of)
         self.member_starts = np.zeros(len(representative) + 1, dtype=np.int64)
         np.cumsum(np.bincount(group_of, minlength=len(representative)),
                   out=self.member_starts[1:])
 
     @property
     def nbytes(self) -> int:
-        return int(self.by_first_class.nbytes + self.class_starts.nbytes + self.members.nbytes
+        return int(self.by_pair.nbytes + self.pair_starts.nbytes + self.members.nbytes
                    + self.member_starts.nbytes)
 
 
-def _class_sets(classes: npt.NDArray[np.int64], index: TokenIndex) -> npt.NDArray[np.uint64]:
+def _sorted_by(keys: npt.NDArray[np.int64]) -> npt.NDArray[np.int64]:
+    """The stable argsort of non-negative ``keys`` below ``2**32``: two radix passes of 16
+    bits (4x faster than a stable argsort of int64 keys for 248k tokens)."""
+    order = np.argsort((keys & 0xFFFF).astype(np.uint16), kind="stable")
+    if len(keys) and int(keys.max()) > 0xFFFF:
+        order = order[np.argsort((keys[order] >> 16).astype(np.uint16), kind="stable")]
+    return order
+
+
+def _gather(values: npt.NDArray[np.int64], lows: npt.NDArray[np.int64],
+            highs: npt.NDArray[np.int64]) -> npt.NDArray[np.int64]:
+    """``values[lows[i]:highs[i]]`` for every ``i``, concatenated (without a Python loop)."""
+    counts = highs - lows
+    ends = np.cumsum(counts)
+    total = int(ends[-1]) if len(ends) else 0
+    if not total:
+        return np.zeros(0, dtype=np.int64)
+    shift = np.repeat(lows - (ends - counts), counts)
+    return values[np.arange(total, dtype=np.int64) + shift]
+
+
+def _class_sets(classes: npt.NDArray[np.int64], index: TokenIndex,
+                ranks: npt.NDArray[np.int64]) -> npt.NDArray[np.uint64]:
     bits = np.left_shift(np.uint64(1), classes.astype(np.uint64))
-    by_length = np.argsort(-index.lengths, kind="stable")
-    longer = np.searchsorted(-index.lengths[by_length], -np.arange(index.columns.shape[0]),
+    lengths = index.lengths[ranks]
+    by_length = np.argsort(-lengths, kind="stable")
+    longer = np.searchsorted(-lengths[by_length], -np.arange(index.columns.shape[0]),
                              side="left")  # longer[k]: how many tokens have more than k bytes
-    sets = np.zeros(index.num_tokens, dtype=np.uint64)
+    sets = np.zeros(len(ranks), dtype=np.uint64)
     for k, column in enumerate(index.columns):
         alive = by_length[: longer[k]]
-        sets[alive] |= bits[column[alive]]
+        if not len(alive):
+            break
+        sets[alive] |= bits[column[ranks[alive]]]
     return sets
 
 

@@ -43,16 +43,20 @@ _STRING_ESCAPES = re.escape("".join(sorted(escapes.SIMPLE_ESCAPES)))
 _CLASS_ESCAPES = re.escape("".join(sorted({*escapes.SIMPLE_ESCAPES, *escapes.CLASS_ESCAPES})))
 _WIDE_ESCAPE = r"u[0-9a-fA-F]{4}|U00(?:0[0-9a-fA-F]|10)[0-9a-fA-F]{4}"
 """``\\uHHHH`` and ``\\UHHHHHHHH`` up to U+10FFFF: one code point each, never an error."""
+PLAIN_STRING = (rf'"[^"\\\r\n\ud800-\udfff]*'
+                rf'(?:\\(?:[{_STRING_ESCAPES}]|{_WIDE_ESCAPE})[^"\\\r\n\ud800-\udfff]*)*"')
+"""A literal token whose escapes cannot fail (no ``\\x``: it may be too big), as a pattern."""
+PLAIN_CLASS = (rf"\[\^?[^\]\\\r\n\ud800-\udfff]*"
+               rf"(?:\\(?:[{_CLASS_ESCAPES}]|{_WIDE_ESCAPE})[^\]\\\r\n\ud800-\udfff]*)*\]")
+"""A class token whose escapes cannot fail, as a pattern (its ranges may still be reversed)."""
 _COMMON = re.compile(
     r"[ \t\r\n]*+"  # the whitespace before the token, in the same step
     r"(?:(?P<name>[A-Za-z_.\-][A-Za-z0-9_.\-]*+)(?!\[)"
     r"|(?P<punctuation>[)|,*+?{}=]|\((?!=))"
-    rf'|(?P<string>"[^"\\\r\n\ud800-\udfff]*'
-    rf'(?:\\(?:[{_STRING_ESCAPES}]|{_WIDE_ESCAPE})[^"\\\r\n\ud800-\udfff]*)*")'
+    rf"|(?P<string>{PLAIN_STRING})"
     r"|(?P<assign>::=)"
     r"|(?P<integer>[0-9]{1,15})(?![0-9])"
-    rf"|(?P<char_class>\[\^?[^\]\\\r\n\ud800-\udfff]*"
-    rf"(?:\\(?:[{_CLASS_ESCAPES}]|{_WIDE_ESCAPE})[^\]\\\r\n\ud800-\udfff]*)*\]))"
+    rf"|(?P<char_class>{PLAIN_CLASS}))"
 )
 """The frequent tokens :meth:`Lexer._scan_common` scans in one step."""
 
@@ -470,7 +474,7 @@ class Lexer:
             elif kind == "string":
                 string = strings.get(value)
                 if string is None:
-                    string = strings[value] = (value, _decode_plain(value[1:-1]))
+                    string = strings[value] = (value, decode_plain_literal(value[1:-1]))
                 append(GkToken("STRING", string[0], pos, end, string[1], seq))
             elif kind == "assign":
                 self.assigns.append(seq)
@@ -481,7 +485,7 @@ class Lexer:
                 if value in classes:
                     char_class = classes[value]
                 else:
-                    plain = _plain_class(value)
+                    plain = plain_class_value(value)
                     char_class = classes[value] = None if plain is None else (value, (plain, ()))
                 if char_class is None:
                     break  # a reversed range: the careful scanner reports it (from `pos`)
@@ -609,7 +613,7 @@ def _escaped(match: re.Match[str]) -> str:
     return chr(escapes.decode_escape(match.group(), 0)[0])  # type: ignore[index]
 
 
-def _decode_plain(body: str) -> str:
+def decode_plain_literal(body: str) -> str:
     """The value of a literal's body whose escapes :data:`_COMMON` accepted."""
     return _ESCAPE.sub(_escaped, body) if "\\" in body else body
 
@@ -621,7 +625,7 @@ def _class_item(item: str) -> int:
     return escapes.decode_escape(item, 0, in_class=True)[0]  # type: ignore[index]
 
 
-def _plain_class(token: str) -> CharClassValue | None:
+def plain_class_value(token: str) -> CharClassValue | None:
     """The value of a class token with one-character escapes at most (``None`` if a range is
     reversed), paired up as :meth:`Lexer._class_ranges` pairs them."""
     negated = token.startswith("[^")

@@ -19,11 +19,12 @@ from typing import Any, ClassVar
 
 from grammarkit._gc import paused_gc
 from grammarkit.diagnostics import MAX_DIAGNOSTICS, Diagnostic, Severity, error
-from grammarkit.ebnf import ast, descent, lalr
+from grammarkit.ebnf import ast, descent, lalr, plain_text
 from grammarkit.ebnf.ast import RegexMacro
 from grammarkit.ebnf.escapes import quote_string
 from grammarkit.ebnf.lalr import EndOfInput, SyntaxErrorAt
-from grammarkit.ebnf.lexer import CharClassValue, GkToken, tokenize
+from grammarkit.ebnf.lexer import CharClassValue, GkToken, LexResult, tokenize
+from grammarkit.ebnf.plain_text import PlainRule, Region
 from grammarkit.ebnf.suggest import NameSuggester
 
 MAX_NESTING = 1000
@@ -123,25 +124,49 @@ def parse(text: str, root: str = "root") -> ParseResult:
 
 
 def _parse(text: str, root: str) -> ParseResult:
-    lexed = tokenize(text)
-    tokens = lexed.tokens
     problems = _Problems()
+    lexed = _lex(text)
     for d in lexed.diagnostics:
         phase = 1 if d.code == "GK109" else 0
         problems.add(phase, d.span.start if d.span else 0, d)
+    rule_pieces: list[PlainRule | list[tuple[list[GkToken], GkToken]]] = []
+    name_tokens: list[GkToken] = []
+    for read in lexed.pieces:
+        if isinstance(read, PlainRule):
+            rule = read.rule
+            assert rule.name_span is not None
+            start, end = rule.name_span.start, rule.name_span.end
+            name_tokens.append(GkToken("RULE_NAME", rule.name, start, end, (rule.name, ())))
+            rule_pieces.append(read)
+            continue
+        tokens, positions = read.tokens, read.rule_names
+        if read.region.stop is not None:  # the region ends with the next rule's name and `::=`
+            tokens = tokens[:-2]  # that name, not `$END`, ends the token list (and follows)
+            positions = positions[:-1]
+        name_tokens.extend(tokens[i] for i in positions)
+        rule_pieces.append(_split_rules(tokens, problems, positions))
 
-    names = _rule_names(tokens, root, problems, lexed.rule_names)
+    names = _rule_names(name_tokens, lexed.first, root, problems)
     suggester = NameSuggester(names)
     rules: list[ast.Rule] = []
     regex_macros: list[ast.RegexMacro] = []
-    for chunk, follower in _split_rules(tokens, problems, lexed.rule_names):
-        builder = _RuleBuilder(chunk, follower, names, suggester, problems)
-        rule = builder.build()
-        if rule is not None:
-            rules.append(rule)
-            if builder.macros:
-                macros = builder.macros.values()
-                regex_macros.extend(m for m in macros if isinstance(m, ast.RegexMacro))
+    for piece in rule_pieces:
+        if isinstance(piece, PlainRule):
+            rules.append(piece.rule)
+            for reference in piece.references:
+                if reference.name not in names:
+                    assert reference.span is not None
+                    _undefined(problems, suggester, reference.span.start, reference.name,
+                               reference.span)
+            continue
+        for chunk, follower in piece:
+            builder = _RuleBuilder(chunk, follower, names, suggester, problems)
+            built = builder.build()
+            if built is not None:
+                rules.append(built)
+                if builder.macros:
+                    macros = builder.macros.values()
+                    regex_macros.extend(m for m in macros if isinstance(m, ast.RegexMacro))
     for rule in rules:
         if rule.lookahead is not None:
             problem = _lookahead_problem(rule.lookahead)
@@ -162,26 +187,107 @@ def _parse(text: str, root: str) -> ParseResult:
     return ParseResult(grammar, problems.sorted(), tuple(regex_macros))
 
 
+@dataclass
+class _LexedRegion:
+    """The tokens of a region of the text (offsets into the whole text) and the indexes of
+    its ``RULE_NAME`` tokens."""
+
+    region: Region
+    tokens: list[GkToken]
+    rule_names: list[int]
+
+
+@dataclass
+class _Lexed:
+    """A text as rules read straight from the text and regions lexed with care, in order."""
+
+    pieces: list[PlainRule | _LexedRegion]
+    first: GkToken
+    """The text's first token."""
+    comments: list[tuple[str, ast.Span]]
+    diagnostics: list[Diagnostic]
+
+
+def _lex(text: str) -> _Lexed:
+    """Read the plain rules of ``text`` without tokens (:mod:`~grammarkit.ebnf.plain_text`)
+    and lex the rest, region by region; the whole text at once if lexing finds a problem, so
+    that lexical diagnostics and where rules start are exactly the whole text's."""
+    if "\0" not in text:  # a NUL byte ends the text: the lexer knows what that means
+        pieces: list[PlainRule | _LexedRegion] = []
+        comments: list[tuple[str, ast.Span]] = []
+        for piece in plain_text.read(text):
+            if isinstance(piece, PlainRule):
+                pieces.append(piece)
+                continue
+            lexed = _lex_region(text, piece)
+            if lexed is None:
+                break
+            pieces.append(_LexedRegion(piece, lexed.tokens, lexed.rule_names))
+            comments.extend(lexed.comments)
+        else:
+            first = pieces[0] if pieces else None
+            if isinstance(first, PlainRule):
+                span = first.rule.name_span
+                assert span is not None
+                name = first.rule.name
+                first_token = GkToken("RULE_NAME", name, span.start, span.end, (name, ()))
+            else:
+                first_token = first.tokens[0] if first else GkToken("$END", "", 0, 0)
+            return _Lexed(pieces, first_token, comments, [])
+    lexed = tokenize(text)
+    region = _LexedRegion(Region(0, None), lexed.tokens, lexed.rule_names)
+    return _Lexed([region], lexed.tokens[0], lexed.comments, lexed.diagnostics)
+
+
+def _lex_region(text: str, region: Region) -> LexResult | None:
+    """The tokens of a region, or ``None`` if lexing it alone finds a problem (whether or not
+    the whole text has it: the region may end inside an unterminated class, say)."""
+    base, stop = region.start, region.stop
+    lexed = tokenize(text[base:stop])
+    if lexed.diagnostics:
+        return None
+    tokens = lexed.tokens
+    if stop is not None and (
+            len(tokens) < 3 or tokens[-3].type != "RULE_NAME" or tokens[-2].type != "ASSIGN"):
+        return None
+    for token in tokens:
+        token.start += base
+        token.end += base
+        payload = token.payload
+        if token.type == "CLASS" and payload[1]:  # the parser's diagnostics of the class
+            token.payload = (payload[0], [replace(d, span=_moved(d.span, base))
+                                          for d in payload[1]])
+        elif token.type in ("IDENT", "RULE_NAME") and payload[1]:  # attributes
+            attributes = tuple(replace(a, span=_moved(a.span, base)) for a in payload[1])
+            token.payload = (payload[0], attributes)
+    if lexed.comments:
+        lexed.comments = [(comment, ast.Span(span.start + base, span.end + base))
+                          for comment, span in lexed.comments]
+    return lexed
+
+
+def _moved(span: ast.Span | None, offset: int) -> ast.Span | None:
+    return None if span is None else ast.Span(span.start + offset, span.end + offset)
+
+
 def _rule_names(
-    tokens: list[GkToken], root: str, problems: _Problems, positions: list[int] | None = None
+    name_tokens: list[GkToken], first: GkToken, root: str, problems: _Problems
 ) -> dict[str, GkToken]:
-    """Each rule name's first ``RULE_NAME`` token; ``positions``: their indexes, if known."""
+    """Each rule name's first ``RULE_NAME`` token, of ``name_tokens`` (all of them, in order);
+    ``first``: the text's first token."""
     names: dict[str, GkToken] = {}
-    if positions is None:
-        positions = [i for i, token in enumerate(tokens) if token.type == "RULE_NAME"]
-    for i in positions:
-        token = tokens[i]
+    for token in name_tokens:
         name = token.payload[0]
         if name in names:
-            first = names[name]
+            previous = names[name]
             problems.add(
                 2,
-                i,
+                token.start,
                 error(
                     "GK104",
                     f"rule `{name}` is defined more than once",
                     _span(token),
-                    f"the first definition is at offset {first.start}; rename or merge them "
+                    f"the first definition is at offset {previous.start}; rename or merge them "
                     "into one rule with `|`",
                 ),
             )
@@ -192,9 +298,19 @@ def _rule_names(
             f"define `{root} ::= ...`" if names else f"a grammar needs at least `{root} ::= ...`"
         )
         problems.add(
-            3, 0, error("GK105", f"the root rule `{root}` is not defined", _span(tokens[0]), hint)
+            3, 0, error("GK105", f"the root rule `{root}` is not defined", _span(first), hint)
         )
     return names
+
+
+def _undefined(problems: _Problems, suggester: NameSuggester, index: int, name: str,
+               span: ast.Span) -> None:
+    """GK103 for a reference to rule ``name``, which is not defined."""
+
+    def hint() -> str:
+        return suggester.hint(name) or f"define it with `{name} ::= ...`"
+
+    problems.add(4, index, error("GK103", f"rule `{name}` is not defined", span), hint)
 
 
 def _lookahead_problem(expr: ast.Expr) -> str | None:
@@ -215,10 +331,11 @@ def _split_rules(
 ) -> list[tuple[list[GkToken], GkToken]]:
     """Split the token stream into rule definitions, each with the token that follows it.
 
-    ``positions``: the indexes of the ``RULE_NAME`` tokens, if known.
+    The last token is ``$END``, or the name of the rule after these (not split off).
+    ``positions``: the indexes of the other ``RULE_NAME`` tokens, if known.
     """
     if positions is not None and positions and positions[0] == 0:
-        bounds = [*positions, len(tokens) - 1]  # the last token is `$END`
+        bounds = [*positions, len(tokens) - 1]
         return [(tokens[a:b], tokens[b]) for a, b in pairwise(bounds)]
     chunks: list[tuple[list[GkToken], GkToken]] = []
     current: list[GkToken] | None = None
@@ -232,7 +349,7 @@ def _split_rules(
         elif current is None:
             problems.add(
                 4,
-                token.seq,
+                token.start,
                 error(
                     "GK101",
                     f"expected a rule definition, found `{token.value}`",
@@ -293,7 +410,7 @@ class _RuleBuilder:
         for token in self.tokens[:end]:
             if token.type == "CLASS" and token.payload[1]:
                 for d in token.payload[1]:
-                    self.problems.add(4, token.seq, d)
+                    self.problems.add(4, token.start, d)
         return rule
 
     def _check_plain(self) -> None:
@@ -302,19 +419,19 @@ class _RuleBuilder:
         names = self.names
         for token in self.references:
             if token.payload[0] not in names:
-                self._undefined(token.seq, token.payload[0], _span(token))
+                self._undefined(token.start, token.payload[0], _span(token))
         for low, bound in self.bounds:
             self._check_bound(low, bound)
         for token in self.class_problems:
             for d in token.payload[1]:
-                self.problems.add(4, token.seq, d)
+                self.problems.add(4, token.start, d)
 
     def _check_bound(self, low: GkToken, bound: GkToken) -> None:
         """The upper bound of ``{low,bound}``: an integer not below ``low``, or ``-1``."""
         if bound.type == "INT":
             if bound.payload < low.payload:
                 self._add(
-                    bound.seq,
+                    bound.start,
                     "GK110",
                     f"repetition bounds are reversed: {low.payload} > {bound.payload}",
                     _span(bound),
@@ -322,7 +439,7 @@ class _RuleBuilder:
                 )
         elif bound.type == "IDENT" and bound.value != "-1":
             self._add(
-                bound.seq,
+                bound.start,
                 "GK101",
                 f"expected an integer upper bound, found `{bound.value}`",
                 _span(bound),
@@ -374,7 +491,7 @@ class _RuleBuilder:
                     depth += 1
                     if depth > MAX_NESTING:
                         self._add(
-                            token.seq,
+                            token.start,
                             "GK111",
                             f"parentheses are nested more than {MAX_NESTING} levels deep",
                             _span(self.tokens[k - 1]),
@@ -416,13 +533,10 @@ class _RuleBuilder:
             elif kind == "IDENT" and not macro_depth:
                 name = token.payload[0]
                 if name not in self.names:
-                    self._undefined(token.seq, name, _span(token))
+                    self._undefined(token.start, name, _span(token))
 
     def _undefined(self, index: int, name: str, span: ast.Span) -> None:
-        def hint() -> str:
-            return self.suggester.hint(name) or f"define it with `{name} ::= ...`"
-
-        self.problems.add(4, index, error("GK103", f"rule `{name}` is not defined", span), hint)
+        _undefined(self.problems, self.suggester, index, name, span)
 
     def _error_seq(self, exc: SyntaxErrorAt) -> int:
         token = exc.token
@@ -434,7 +548,7 @@ class _RuleBuilder:
             # xgrammar reports the position of whatever follows the rule: the next rule's name
             # or the end of the text.
             follower = self.follower
-            index = follower.seq
+            index = follower.start
             span = _span(follower)
             found = (
                 f"the next rule `{follower.value}`"
@@ -443,7 +557,7 @@ class _RuleBuilder:
             )
             end = len(self.tokens)
         else:
-            index = token.seq
+            index = token.start
             span = _span(token)
             found = f"`{token.value}`" if token.value else _TOKEN_NAMES.get(token.type, token.type)
             end = token.seq - self.tokens[0].seq
@@ -564,7 +678,7 @@ class _RuleBuilder:
             if k is not None:
                 named[k] = v
         span = ast.Span(start, end)
-        macro = _Macro(self, name_token.payload[0], positional, named, _span(lpar), rpar.seq, span)
+        macro = _Macro(self, name_token.payload[0], positional, named, _span(lpar), rpar.start, span)
         return macro.build()
 
     _handlers: ClassVar[dict[str, Callable[[_RuleBuilder, list[Any], int, int], Any]]] = {}

@@ -7,6 +7,7 @@ shared trees) is the reference. Every rule is also run alone, so that no pass le
 
 from __future__ import annotations
 
+import gc
 from collections.abc import Sequence
 
 import pytest
@@ -71,3 +72,15 @@ def test_nesting_deeper_than_the_stack_falls_back_to_the_iterative_walk() -> Non
     found = run_rules(text, tree=True)
     assert found == run_rules(text, tree=False)
     assert {d[0] for d in found} == {"GK201", "GK207", "GK208"}
+
+
+def test_linting_leaves_no_reference_cycles_behind() -> None:
+    """What lint builds is freed when it returns, not at the next full collection (a 1 MB
+    grammar's tree kept alive by a cycle cost its memory until then, and 0.15 s at exit)."""
+    gc.collect()
+    gc.disable()
+    try:
+        lint(GENERATED)
+        assert gc.collect() == 0
+    finally:
+        gc.enable()

@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 from grammarkit import Grammar
 from grammarkit.decode import TokenMatcher
 from grammarkit.decode.token_index import token_index
-from grammarkit.decode.token_partition import byte_classes, token_partition
+from grammarkit.decode.token_partition import TokenPartition, byte_classes, token_partition
 from grammarkit.vocab import Vocabulary
 
 ARITHMETIC = r"""
@@ -125,14 +125,18 @@ def test_groups_by_first_byte_hold_exactly_the_tokens_starting_with_it(
 
 def test_class_sets_hold_the_classes_of_every_byte(qwen36: Vocabulary) -> None:
     index = token_index(qwen36)
-    partition = token_partition(Grammar.from_ebnf(ARITHMETIC).compiled, index)
-    sets = partition.class_sets
-    assert sets is not None
-    for rank in random.Random(0).sample(range(index.num_tokens), 300):
-        expected = 0
-        for byte in index.tokens[rank]:
-            expected |= 1 << int(partition.classes[byte])
-        assert int(sets[rank]) == expected
+    partition = TokenPartition(byte_classes(Grammar.from_ebnf(ARITHMETIC).compiled), index)
+    ranks = np.array(random.Random(0).sample(range(index.num_tokens), 300), dtype=np.int64)
+    for grouped in (False, True):  # from the tokens, then from a table per group
+        assert partition.is_grouped == grouped
+        sets = partition.class_sets_of(ranks)
+        assert sets is not None
+        for rank, found in zip(ranks.tolist(), sets.tolist(), strict=True):
+            expected = 0
+            for byte in index.tokens[rank]:
+                expected |= 1 << int(partition.classes[byte])
+            assert found == expected
+        assert partition.num_groups  # computes the groups
 
 
 @pytest.mark.parametrize("prefix", [b"'", b"'ab", b"'a''"])

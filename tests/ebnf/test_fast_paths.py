@@ -7,12 +7,15 @@ import sys
 from pathlib import Path
 from unittest.mock import patch
 
+import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from grammarkit.ebnf import descent, parser
+from benchmarks.grammar_texts import generated, undefined, varied
+from grammarkit.ebnf import descent, parser, plain_text
 from grammarkit.ebnf.lalr import SyntaxErrorAt
 from grammarkit.ebnf.lexer import Lexer, tokenize
+from grammarkit.ebnf.plain_text import PlainRule, Region
 from grammarkit.ebnf.suggest import NameSuggester
 
 GRAMMARS = Path(__file__).parents[2] / "grammars"
@@ -30,7 +33,8 @@ def builders(text: str) -> list[parser._RuleBuilder]:
     for seq, token in enumerate(tokens):
         token.seq = seq
     problems = parser._Problems()
-    names = parser._rule_names(tokens, "root", problems)
+    name_tokens = [token for token in tokens if token.type == "RULE_NAME"]
+    names = parser._rule_names(name_tokens, tokens[0], "root", problems)
     built = []
     for chunk, follower in parser._split_rules(tokens, problems):
         builder = parser._RuleBuilder(chunk, follower, names, NameSuggester(names), problems)
@@ -67,8 +71,59 @@ def test_plain_rules_get_the_diagnostics_of_the_lalr_path(pieces: list[str]) -> 
     """What the parser checks after the descent reader read a rule (references, bounds,
     classes) is what it finds on the tokens after the LALR driver parsed it."""
     text = "root ::= " + " ".join(pieces) + "\nx ::= \"x\"\n"
+    with patch.object(plain_text, "read", return_value=[Region(0, None)]):  # every rule: tokens
+        fast = parser.parse(text)
+        with patch.object(descent, "read_rule", return_value=None):
+            careful = parser.parse(text)
+    assert fast.diagnostics == careful.diagnostics
+    assert repr(fast.ast) == repr(careful.ast)
+
+
+def _element(depth: int) -> st.SearchStrategy[str]:
+    """Rule body text: mostly what the plain reader takes, with everything that stops it."""
+    leaf = st.sampled_from((
+        '"a"', '"\\n"', '""', '"\\u00e9"', '"é"', '"\\x41"', '"\\q"', "[a-z]", "[^x]", "[]",
+        "[\\]-]", "[b-a]", "x", "root", "undefined", "()", "true", 'Regex("a")', "(= \"x\")"))
+    if depth == 0:
+        return leaf
+    inner = _element(depth - 1)
+    group = st.lists(inner, min_size=1, max_size=3).map(lambda xs: "(" + " | ".join(xs) + ")")
+    sequence = st.lists(inner, min_size=1, max_size=3).map(" ".join)
+    quantifier = st.sampled_from(("", "", "*", "+", "?", "{2}", "{1,}", "{ 3 , 1 }", "{1,-1}",
+                                  "{1,\n2}", " *", "{1,x}", " # c\n"))
+    return st.tuples(st.one_of(leaf, group, sequence), quantifier).map("".join)
+
+
+_RULE = st.tuples(
+    st.sampled_from(("root", "x", "y", "x", "Regex", "true")),
+    st.sampled_from(("", "", "", "[lazy]", " ", "[cap]")),
+    st.lists(_element(2), min_size=1, max_size=3).map(" | ".join),
+    st.sampled_from(("", "", "", " # c", " |", " )", " ::=", '"\\q', "[x")),
+).map(lambda parts: f"{parts[0]}{parts[1]} ::= {parts[2]}{parts[3]}")
+
+
+@given(st.sampled_from(("", "\n", "# head\n", "\0 ")),
+       st.lists(st.tuples(st.sampled_from(("\n", "\r\n", "\n\n", "\n  ", " ")), _RULE),
+                min_size=1, max_size=5))
+def test_reading_plain_rules_from_the_text_gives_what_the_tokens_give(
+        head: str, rules: list[tuple[str, str]]) -> None:
+    """Rules read straight from the text (and regions left to the lexer between them) parse
+    to what lexing the whole text gives: the same tree, spans and diagnostics."""
+    text = head + "".join(separator + rule for separator, rule in rules)
     fast = parser.parse(text)
-    with patch.object(descent, "read_rule", return_value=None):
+    with patch.object(plain_text, "read", return_value=[Region(0, None)]):
+        careful = parser.parse(text)
+    assert fast.diagnostics == careful.diagnostics
+    assert repr(fast.ast) == repr(careful.ast)
+
+
+@pytest.mark.parametrize("text", [generated(60_000), varied(60_000), undefined(300)],
+                         ids=["generated", "varied", "undefined"])
+def test_big_generated_grammars_read_from_the_text_parse_as_tokens_do(text: str) -> None:
+    pieces = plain_text.read(text)
+    assert sum(isinstance(piece, PlainRule) for piece in pieces) > len(pieces) // 3
+    fast = parser.parse(text)
+    with patch.object(plain_text, "read", return_value=[Region(0, None)]):
         careful = parser.parse(text)
     assert fast.diagnostics == careful.diagnostics
     assert repr(fast.ast) == repr(careful.ast)

@@ -274,7 +274,16 @@ CLI_COMMANDS = st.sampled_from([
     ["convert", "gbnf", "g.gbnf", "--to", "gbnf"], ["convert", "json-schema", "-"],
     ["sample", "g.ebnf", "-n", "2"], ["sample", "--format", "json", "g.ebnf"],
     ["lint", "--select"], ["match"], ["convert", "gbnf", "missing.gbnf"],
+    ["check", "g.ebnf", "--tokenizer", "v.tiktoken"], ["check", "--format", "json", "s.schema.json",
+                                                       "--tokenizer", "v.tiktoken"],
+    ["sample", "g.ebnf", "-n", "2", "--tokenizer", "v.tiktoken", "--max-tokens", "6"],
+    ["generate", "g.ebnf", "--tokenizer", "v.tiktoken", "--prompt-ids", "0", "--max-tokens", "6"],
+    ["generate", "--format", "json", "s.schema.json", "--tokenizer", "v.tiktoken", "--prompt",
+     "a"], ["test", "g.ebnf", "--coverage"], ["test", "--update", "."], ["diagram", "g.ebnf"],
+    ["lint", "g.ebnf", "--tokenizer", "v.tiktoken"], ["fmt", "g.gbnf", "--diff"],
 ])
+"""Every command that runs to completion on files (``serve``, ``lsp`` and ``complete`` wait on
+a network or a client); ``v.tiktoken`` is a tiny vocabulary, ``g.examples`` holds ``texts``."""
 
 
 # -- the tests -----------------------------------------------------------------------------------
@@ -298,6 +307,26 @@ child's time and memory limits."""
 @pytest.mark.parametrize("name", sorted(HOSTILE_SEEDS))
 def test_hostile_seeds(worker: Worker, name: str) -> None:
     check(worker, "ebnf", HOSTILE_SEEDS[name])
+
+
+def _nested(depth: int, inner: str) -> str:
+    return "(x(?:" * depth + inner + ")*|y)" * depth
+
+
+HOSTILE_SCHEMAS = {
+    "deep-const": {"const": json.loads("[" * 254 + "1" + "]" * 254)},
+    "deep-pattern": {"type": "string", "pattern": "^" + _nested(490, "a") + "$"},
+    "many-properties": {"type": "object", "required": [f"p{i}" for i in range(1500)],
+                        "properties": {f"p{i}": {"type": "integer"} for i in range(1500)}},
+}
+"""Schemas that raised ``RecursionError`` (a const or pattern nested as deep as the loader and
+the regex parser allow; objects with hundreds of properties, issue 8 item 1)."""
+
+
+@pytest.mark.parametrize("name", sorted(HOSTILE_SCHEMAS))
+def test_hostile_schemas(worker: Worker, name: str) -> None:
+    check(worker, "schema", {"schema": HOSTILE_SCHEMAS[name], "lenient": False,
+                             "whitespace": "flexible", "instances": [[1], "xy", {"p0": 1}]})
 
 
 @examples(30)
@@ -342,5 +371,9 @@ def test_matcher_calls(worker: Worker, text: str, actions: list[Any], max_rollba
        text=st.text(max_size=12), stdin=st.text(max_size=30))
 def test_cli(worker: Worker, command: list[str], extra: list[str], grammar: str, gbnf: str,
              schema: Any, text: str, stdin: str) -> None:
-    files = {"g.ebnf": grammar, "g.gbnf": gbnf, "s.json": json.dumps(schema), "t.txt": text}
+    examples = "".join(f"=== {i} ===\n{t}\n--- {verdict}\n\n" for i, (t, verdict)
+                       in enumerate([(text, "accept"), (stdin, "reject 1:1")]))
+    files = {"g.ebnf": grammar, "g.gbnf": gbnf, "s.json": json.dumps(schema), "t.txt": text,
+             "s.schema.json": json.dumps(schema), "g.examples": examples,
+             "v.tiktoken": TIKTOKEN.decode()}
     check(worker, "cli", {"args": [*command, *extra], "files": files, "stdin": stdin})

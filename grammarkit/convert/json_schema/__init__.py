@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from grammarkit._gc import paused_gc
+from grammarkit._recursion import deep_recursion
 from grammarkit.convert.errors import SchemaError
 from grammarkit.convert.json_schema.emitter import Emitter
 from grammarkit.convert.json_schema.layout import Layout
@@ -97,7 +98,9 @@ def convert_schema(
                           "with every vocabulary")
         reader = Reader(document, reporter, strict)
         emitter = Emitter(reader, reporter, layout, property_order)
-        with paused_gc():  # millions of short-lived, acyclic nodes: collections only cost
+        # millions of short-lived, acyclic nodes: collections only cost; nodes and patterns
+        # as deep as the loader and the regex parser allow take several frames per level
+        with paused_gc(), deep_recursion():
             grammar = emitter.emit((Ref(""),))
         diagnostics = reporter.finish()
     except SchemaError as exc:
@@ -108,12 +111,13 @@ def convert_schema(
 def lint_schema_file(path: str | os.PathLike[str], *, lenient: bool = False) -> list[Diagnostic]:
     """What ``grammarkit convert json-schema`` reports for a schema file (with the same default
     options, so an error here is an error there), each located in the file and worded for the
-    command line: what ``grammarkit lint`` reports for ``*.schema.json``."""
+    command line: what ``grammarkit lint`` reports for ``*.schema.json`` (its hints name
+    ``grammarkit convert json-schema`` with the option, since ``lint`` has none of them)."""
     try:
         diagnostics = convert_schema(Path(path), lenient=lenient)[1]
     except SchemaError as exc:
         diagnostics = exc.diagnostics
-    return command_line_wording(diagnostics)
+    return command_line_wording(diagnostics, converting=False)
 
 
 def _located(diagnostics: list[Diagnostic], source: SourceText | None) -> list[Diagnostic]:

@@ -94,27 +94,43 @@ def _nfa_matcher(language: Language) -> _Matcher:
         raise LanguageError(str(exc)) from None
 
 
+MAX_MATCHER_STEPS = 1 << 16
+"""The most state-set transitions one matcher remembers (past this it simulates without)."""
+
+
 class _Matcher:
-    """Simulates an NFA (no determinization, so no blow-up)."""
+    """Simulates an NFA (no determinization up front, so no blow-up), remembering each
+    transition between state sets it has taken: a lazily built DFA, so the many names an
+    ``if`` chain or a ``oneOf`` tests against one large pattern share their prefixes' work."""
 
     def __init__(self, expr: ast.Expr):
         self.nfa = nfa_from_expr(expr)
+        self.start = self.nfa.closure([self.nfa.start])
+        self._steps: dict[tuple[frozenset[int], int], frozenset[int]] = {}
 
     def __call__(self, text: str) -> bool:
-        nfa = self.nfa
-        current = nfa.closure([nfa.start])
+        steps = self._steps
+        current = self.start
         for char in text:
-            point = ord(char)
-            following = [
-                target
-                for state in current
-                for ranges, target in nfa.edges[state]
-                if any(low <= point <= high for low, high in ranges)
-            ]
-            current = nfa.closure(following)
-            if not current:
+            key = (current, ord(char))
+            following = steps.get(key)
+            if following is None:
+                following = self._step(current, key[1])
+                if len(steps) < MAX_MATCHER_STEPS:
+                    steps[key] = following
+            if not following:
                 return False
-        return nfa.accept in current
+            current = following
+        return self.nfa.accept in current
+
+    def _step(self, current: frozenset[int], point: int) -> frozenset[int]:
+        edges = self.nfa.edges
+        return self.nfa.closure([
+            target
+            for state in current
+            for ranges, target in edges[state]
+            if any(low <= point <= high for low, high in ranges)
+        ])
 
 
 def describe(language: Language) -> str:

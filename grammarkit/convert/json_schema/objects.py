@@ -21,6 +21,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Hashable
 from dataclasses import dataclass, replace
+from functools import cached_property
 from itertools import combinations
 from typing import TYPE_CHECKING, Generic, NamedTuple, TypeVar
 
@@ -140,15 +141,23 @@ def without_absorbed(objects: tuple[ObjectSet, ...]) -> list[ObjectSet]:
     if len(objects) < 2:
         return list(objects)
     facts = [_Constraints.of(o) for o in objects]
-    kept: dict[tuple[str, ...], list[_Constraints]] = {}
+    # A rival contains a set only if each of its constraints is one of the set's: each rival
+    # is filed under its rarest constraint, and a set is compared with the rivals filed under
+    # its own constraints (not with every rival: a `oneOf` can make thousands of sets).
+    frequency: dict[Hashable, int] = {}
+    for fact in facts:
+        for item in fact.items:
+            frequency[item] = frequency.get(item, 0) + 1
+    kept: dict[tuple[tuple[str, ...], Hashable], list[_Constraints]] = {}
     absorbed = set()
     for index in sorted(range(len(objects)), key=lambda i: facts[i].size):
         mine = facts[index]
-        rivals = kept.setdefault(mine.declared, [])
-        if any(rival.contains(mine) for rival in rivals):
+        candidates = (kept.get((mine.declared, item), ()) for item in (None, *mine.items))
+        if any(rival.contains(mine) for rivals in candidates for rival in rivals):
             absorbed.add(index)
         else:
-            rivals.append(mine)
+            rarest = min(mine.items, key=frequency.__getitem__, default=None)
+            kept.setdefault((mine.declared, rarest), []).append(mine)
     return [o for index, o in enumerate(objects) if index not in absorbed]
 
 
@@ -174,6 +183,13 @@ class _Constraints:
     @property
     def size(self) -> int:
         return len(self.clauses) + len(self.required) + len(self.dependent_required)
+
+    @cached_property
+    def items(self) -> tuple[Hashable, ...]:
+        """Every constraint, each a hashable item: a rival contains this set only if all of
+        its items are among this set's (:meth:`contains` checks the rest)."""
+        return (*self.clauses, *((True, name) for name in self.required),
+                *((False, entry) for entry in self.dependent_required))
 
     def contains(self, other: _Constraints) -> bool:
         """Whether every object of ``other`` is in this set (``False`` when in doubt)."""

@@ -100,23 +100,33 @@ class Reporter:
         return grouped(found)
 
 
+CONVERT_COMMAND = "grammarkit convert json-schema"
+"""The command that has the converter's options; other commands read schemas with defaults."""
+
 LIBRARY_TO_COMMAND_LINE = (
-    ("pass lenient=True", "add --lenient"),
-    ("property_order='schema'", "--property-order schema"),
-    ("property_order='any'", "--property-order any"),
-    ("whitespace='flexible'", "--whitespace flexible"),
+    ("pass lenient=True", "add --lenient", f"convert it with `{CONVERT_COMMAND} --lenient`"),
+    ("property_order='schema'", "--property-order schema",
+     f"`{CONVERT_COMMAND} --property-order schema`"),
+    ("property_order='any'", "--property-order any", f"`{CONVERT_COMMAND} --property-order any`"),
+    ("whitespace='flexible'", "--whitespace flexible",
+     f"`{CONVERT_COMMAND} --whitespace flexible`"),
 )
-"""How the converter's hints name an option in Python, and how ``grammarkit convert
-json-schema`` names it."""
+"""How the converter's hints name an option in Python, how ``grammarkit convert json-schema``
+names it, and how the other commands that read schema files (``lint``, ``sample``, ``check``,
+``generate``; they have no such options) name it."""
 
 
-def command_line_wording(diagnostics: list[Diagnostic]) -> list[Diagnostic]:
+def command_line_wording(diagnostics: list[Diagnostic], *,
+                         converting: bool = True) -> list[Diagnostic]:
     """``diagnostics`` with hints and messages naming options as the command line does
-    (``--lenient`` instead of ``lenient=True``), for the CLI to show."""
+    (``--lenient`` instead of ``lenient=True``), for the CLI to show; unless ``converting``
+    (shown by a command other than ``grammarkit convert json-schema``), as that command
+    with the option."""
     worded = []
     for diagnostic in diagnostics:
         message, hint = diagnostic.message, diagnostic.hint
-        for library, command_line in LIBRARY_TO_COMMAND_LINE:
+        for library, convert_option, elsewhere in LIBRARY_TO_COMMAND_LINE:
+            command_line = convert_option if converting else elsewhere
             message = message.replace(library, command_line)
             hint = hint.replace(library, command_line) if hint else hint
         worded.append(replace(diagnostic, message=message, hint=hint))

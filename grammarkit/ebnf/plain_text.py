@@ -1,0 +1,275 @@
+"""Plain rule definitions read straight from the text, without token objects.
+
+Most rules of big grammars (what converters write) are plain: literals, classes, references,
+groups, alternatives and quantifiers, one rule starting each line, no comments. For those the
+lexer's token objects and the reader walking them cost more than the AST they become. This
+reader takes one regular-expression step per token and builds the very nodes
+:mod:`grammarkit.ebnf.descent` builds from the tokens (same types, values and spans).
+
+Anything else ends the fast reading of a rule: a comment, a macro call, a lookahead, an
+attribute block, or anything the lexer or the parser would report, except references to
+undefined rules (the caller checks those). That rule's text, up to the next line that starts
+a rule definition, becomes a :class:`Region` for the lexer and the parser.
+``tests/ebnf/test_fast_paths.py`` checks that both paths agree on generated texts.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from grammarkit.ebnf import ast
+from grammarkit.ebnf.ast import Span
+from grammarkit.ebnf.lexer import (
+    MACRO_NAMES,
+    PLAIN_CLASS,
+    PLAIN_STRING,
+    CharClassValue,
+    decode_plain_literal,
+    plain_class_value,
+)
+
+MAX_DEPTH = 100
+"""Group nesting read here; deeper rules are left to the parser."""
+
+_NAME = r"[A-Za-z_.\-][A-Za-z0-9_.\-]*+"
+_SPACE = r"[ \t\r\n]*+"
+_INTEGER = r"[0-9]{1,15}(?![0-9])"
+_TOKEN = re.compile(
+    _SPACE + r"(?:"
+    rf"(?P<name>{_NAME})(?!\[)(?P<assign>{_SPACE}::=)?"
+    r"|(?P<suffix>[*+?])|(?P<open>\((?!=))|(?P<close>\))|(?P<pipe>\|)"
+    rf"|(?P<string>{PLAIN_STRING})"
+    rf"|(?P<char_class>{PLAIN_CLASS})"
+    rf"|(?P<braces>\{{{_SPACE}(?P<low>{_INTEGER}){_SPACE}"
+    rf"(?:(?P<comma>,){_SPACE}(?:(?P<high>{_INTEGER})|(?P<minus>-1)(?![A-Za-z0-9_.\-\[]))?"
+    rf"{_SPACE})?\}})"
+    r"|(?P<end>\Z))"
+)
+"""One token and the whitespace before it; a name directly before ``::=`` (the next rule)
+takes the ``::=`` along. The classes of characters and escapes are the lexer's."""
+
+_RULE_START = re.compile(rf"{_SPACE}(?P<name>{_NAME}){_SPACE}::=")
+_NEXT_RULE = re.compile(rf"^[ \t]*+({_NAME})(?:\[[^\r\n]*?\])?{_SPACE}::=", re.MULTILINE)
+"""A line that starts a rule definition: where a region of careful parsing may end."""
+_LINE_BREAK = re.compile(r"[\r\n]")
+_NOT_NAMES = frozenset({"true", "false"})
+_SUFFIXES: dict[str, tuple[int, int | None, str]] = {
+    "*": (0, None, "*"),
+    "+": (1, None, "+"),
+    "?": (0, 1, "?"),
+}
+_LITERAL, _CHAR_CLASS, _RULE_REF = ast.Literal, ast.CharClass, ast.RuleRef
+_SEQUENCE, _CHOICE, _REPEAT = ast.Sequence, ast.Choice, ast.Repeat
+
+
+@dataclass(frozen=True, slots=True)
+class PlainRule:
+    """A rule read here, and its references (checked once every rule name is known)."""
+
+    rule: ast.Rule
+    references: list[ast.RuleRef]
+
+
+@dataclass(frozen=True, slots=True)
+class Region:
+    """Text ``[start, stop)`` to lex and parse with care.
+
+    ``stop`` is ``None`` at the end of the text; otherwise the text ends with the next rule's
+    name and ``::=`` (the lexer needs them to tell where the region's last rule ends), and
+    fast reading resumes at that name.
+    """
+
+    start: int
+    stop: int | None
+
+
+class _NotPlain(Exception):
+    """The rule at hand needs the lexer and the parser."""
+
+
+def read(text: str) -> list[PlainRule | Region]:
+    """The rule definitions of ``text`` in order, each read here or left as a region."""
+    pieces: list[PlainRule | Region] = []
+    at, size = 0, len(text)
+    reader = _Reader(text)
+    while at < size:
+        start = _RULE_START.match(text, at)
+        if start is not None and start["name"] not in _NOT_NAMES:
+            try:
+                rule, at = reader.rule(start)
+            except _NotPlain:
+                pass
+            else:
+                pieces.append(rule)
+                continue
+        if at == 0 or start is None:
+            begin = at  # text before the first rule: the parser reports it
+        else:
+            begin = start.start("name")
+        following = _NEXT_RULE.search(text, begin + 1)
+        if following is None:
+            pieces.append(Region(begin, None))
+            break
+        pieces.append(Region(begin, following.end()))
+        at = following.start(1)
+    return pieces
+
+
+class _Reader:
+    """Reads plain rules of one text; decoded literals, classes and names are shared by
+    spelling."""
+
+    def __init__(self, text: str):
+        self.text = text
+        self.strings: dict[str, str] = {}
+        self.classes: dict[str, CharClassValue | None] = {}
+
+    def rule(self, start: re.Match[str]) -> tuple[PlainRule, int]:
+        """The rule whose name and ``::=`` ``start`` matched, and where the next one starts.
+
+        Raises ``_NotPlain`` when the rule is not plain.
+        """
+        text, strings, classes = self.text, self.strings, self.classes
+        match = _TOKEN.match
+        name = start["name"]
+        name_start, name_end = start.span("name")
+        references: list[ast.RuleRef] = []
+        # the choices and the sequence being read, and those of the groups around them
+        alternatives: list[ast.Expr] = []
+        items: list[ast.Expr] = []
+        choices_start = sequence_start = item_start = -1
+        open_groups: list[tuple[list[ast.Expr], list[ast.Expr], int, int, int]] = []
+        quantifiable = False
+        high: int | None
+        pos = end = start.end()
+        while True:
+            m = match(text, pos)
+            if m is None:
+                raise _NotPlain
+            kind = m.lastgroup
+            pos = m.end()
+            element: ast.Expr
+            # the commonest kinds first
+            if kind == "string":
+                value = m[kind]
+                token_start = pos - len(value)
+                decoded = strings.get(value)
+                if decoded is None:
+                    decoded = strings[value] = decode_plain_literal(value[1:-1])
+                element = _LITERAL(decoded, Span(token_start, pos))
+            elif kind == "suffix":
+                if not quantifiable:
+                    raise _NotPlain
+                low, high, op = _SUFFIXES[text[pos - 1]]
+                items[-1] = _REPEAT(items[-1], low, high, op, Span(item_start, pos))
+                quantifiable = False
+                end = pos
+                continue
+            elif kind == "close":
+                if not open_groups:
+                    raise _NotPlain
+                if items:
+                    element = items[0] if len(items) == 1 else _SEQUENCE(
+                        tuple(items), Span(sequence_start, end))
+                    if alternatives:
+                        alternatives.append(element)
+                        element = _CHOICE(tuple(alternatives), Span(choices_start, end))
+                elif alternatives:
+                    raise _NotPlain  # an empty alternative
+                else:
+                    element = _SEQUENCE((), Span(open_groups[-1][4], pos))
+                alternatives, items, choices_start, sequence_start, token_start = (
+                    open_groups.pop())
+            elif kind == "open":
+                if len(open_groups) == MAX_DEPTH:
+                    raise _NotPlain
+                token_start = pos - 1
+                if sequence_start < 0:
+                    sequence_start = token_start
+                    if choices_start < 0:
+                        choices_start = token_start
+                open_groups.append(
+                    (alternatives, items, choices_start, sequence_start, token_start))
+                alternatives, items = [], []
+                choices_start = sequence_start = -1
+                quantifiable = False
+                end = pos
+                continue
+            elif kind == "name":
+                value = m[kind]
+                if value in _NOT_NAMES or value in MACRO_NAMES:
+                    raise _NotPlain
+                token_start = pos - len(value)
+                element = _RULE_REF(value, Span(token_start, pos))
+                references.append(element)
+            elif kind == "pipe":
+                if not items:
+                    raise _NotPlain
+                alternatives.append(items[0] if len(items) == 1 else _SEQUENCE(
+                    tuple(items), Span(sequence_start, end)))
+                items = []
+                sequence_start = -1
+                quantifiable = False
+                end = pos
+                continue
+            elif kind == "char_class":
+                value = m[kind]
+                if value in classes:
+                    char_class = classes[value]
+                else:
+                    char_class = classes[value] = plain_class_value(value)
+                if char_class is None:
+                    raise _NotPlain  # a reversed range: the parser reports it
+                token_start = pos - len(value)
+                element = _CHAR_CLASS(char_class.ranges, char_class.negated, Span(token_start, pos))
+            elif kind == "braces":
+                if not quantifiable:
+                    raise _NotPlain
+                low = int(m["low"])
+                if m["comma"] is None:
+                    high = low
+                elif m["high"] is not None:
+                    high = int(m["high"])
+                    if high < low:
+                        raise _NotPlain  # reversed bounds: the parser reports them
+                else:
+                    high = None
+                items[-1] = _REPEAT(items[-1], low, high, "{}", Span(item_start, pos))
+                quantifiable = False
+                end = pos
+                continue
+            else:  # the end of the text, or the next rule's name and `::=`
+                break
+            if sequence_start < 0:
+                sequence_start = token_start
+                if choices_start < 0:
+                    choices_start = token_start
+            items.append(element)
+            item_start = token_start
+            quantifiable = True
+            end = pos
+        if open_groups or not items:
+            raise _NotPlain
+        if kind == "assign" and not _LINE_BREAK.search(text, m.start(), m.start("name")):
+            raise _NotPlain  # a rule name not starting its line: the lexer reports it
+        body = _choices(alternatives, items, choices_start, sequence_start, end)
+        name_span = Span(name_start, name_end)
+        rule = ast.Rule(name, body, None, (), Span(name_start, end), name_span)
+        return PlainRule(rule, references), m.start() if kind == "assign" else len(text)
+
+
+def _sequence(items: list[ast.Expr], start: int, end: int) -> ast.Expr:
+    if len(items) == 1:
+        return items[0]
+    return _SEQUENCE(tuple(items), Span(start, end))
+
+
+def _choices(alternatives: list[ast.Expr], items: list[ast.Expr], choices_start: int,
+             sequence_start: int, end: int) -> ast.Expr:
+    last = _sequence(items, sequence_start, end)
+    if not alternatives:
+        return last
+    alternatives.append(last)
+    return _CHOICE(tuple(alternatives), Span(choices_start, end))
+
