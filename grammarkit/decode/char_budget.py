@@ -209,31 +209,36 @@ class CharBudget:
     def _rejected(self, cursor: Cursor, ranks: list[int], index: TokenIndex) -> list[int]:
         """The ranks (ascending) whose tokens the deadlines reject from ``cursor``, walked in
         trie order: each token continues from the state of the prefix it shares with the
-        previous one."""
+        previous one, and a rejected prefix rejects every token that extends it."""
         tokens = index.tokens
+        lcp = index.lcp
+        # shared[i]: bytes rank i shares with rank i - 1 of the list (the least lcp between)
+        bounds = np.array(ranks, dtype=np.int64)
+        shared_with_previous = [0]
+        if len(ranks) > 1:
+            shared_with_previous += np.minimum.reduceat(
+                lcp[: bounds[-1] + 1], bounds[:-1] + 1).tolist()
+        scan = self._scan
         explored: list[Frame] = []
-        path: list[Cursor | None] = [cursor]  # path[k]: after k bytes of the previous token
-        previous = b""
+        start = cursor.state
+        # path[k]: (groups, chars) after k bytes of the previous token (None: rejected)
+        path: list[tuple[dict[Frame, int], int] | None] = [(dict(start.groups), cursor.chars)]
         rejected = []
         try:
-            for rank in ranks:
+            for rank, shared in zip(ranks, shared_with_previous, strict=True):
                 token = tokens[rank]
-                shared = 0
-                for a, b in zip(token, previous, strict=False):
-                    if a != b:
-                        break
-                    shared += 1
                 shared = min(shared, len(path) - 1)
                 del path[shared + 1:]
                 at = path[shared]
-                for k in range(shared, len(token)):
+                position = start.position + shared
+                for byte in token[shared:]:
                     if at is None:
                         break
-                    at = self.advance(at, token[k:k + 1], explored)
+                    at = scan.step(at[0], position, at[1], byte, explored)
+                    position += 1
                     path.append(at)
                 if at is None:
                     rejected.append(rank)
-                previous = token
         finally:
             self.discard(explored)
         return rejected
