@@ -13,6 +13,7 @@ from grammarkit.cli.common import (
     EXIT_ERRORS,
     SCHEMA_SUFFIX,
     InputError,
+    cli_diagnostic,
     dump_json,
     echo,
     files,
@@ -26,6 +27,7 @@ from grammarkit.cli.common import (
 if TYPE_CHECKING:
     from grammarkit.check.tokenizers import LoadedTokenizer
     from grammarkit.diagnostics import Diagnostic
+    from grammarkit.grammar import Grammar
     from grammarkit.source import SourceText
 
 PROGRESS_AFTER_SECONDS = 1.0
@@ -76,13 +78,20 @@ def command(paths: tuple[str, ...], tokenizer: str | None, stop_tokens: tuple[in
         raise click.UsageError("give at least one GRAMMAR (or --list-tokenizers)")
     if tokenizer is None:
         raise click.UsageError("--tokenizer PATH|NAME is required (see --list-tokenizers)")
+    from grammarkit.grammar import Grammar
+
     loaded = load_tokenizer_or_exit(tokenizer, stop_tokens, vocab_size)
     outputs: list[dict[str, Any]] = []
     failed = False
     for path in files(paths):
         grammar = _grammar(path, root)
-        if grammar is None:
+        if not isinstance(grammar, Grammar):  # errors: on stderr, or in the JSON report
             failed = True
+            if output_format == "json":
+                outputs.append({"path": path, "tokenizer": loaded.label, "ok": False,
+                                "diagnostics": [d.to_json() for d in grammar]})
+            else:
+                echo(render(grammar) + "\n", err=True)
             continue
         report = run_check(grammar, loaded, path, samples=samples, seed=seed,
                            select=_codes(select), ignore=_codes(ignore))
@@ -153,17 +162,14 @@ def split_check_selectors(codes: list[str] | None) -> tuple[list[str] | None, li
 _LOADED: dict[tuple[str, tuple[int, ...]], LoadedTokenizer] = {}
 
 
-def _grammar(path: str, root: str) -> Any:
-    """The grammar or converted schema in ``path``; None (errors printed) when it has errors."""
+def _grammar(path: str, root: str) -> Grammar | list[Diagnostic]:
+    """The grammar or converted schema in ``path``, or its errors."""
     from grammarkit.diagnostics import GrammarError
     from grammarkit.grammar import Grammar
 
     if not path.endswith(SCHEMA_SUFFIX):
         loaded = try_load(read(path), root)
-        if isinstance(loaded, GrammarError):
-            echo(render(loaded.diagnostics) + "\n", err=True)
-            return None
-        return loaded
+        return loaded.diagnostics if isinstance(loaded, GrammarError) else loaded
     if path == "-":
         raise InputError("a JSON Schema cannot be read from standard input here: name its file")
     try:
@@ -171,10 +177,9 @@ def _grammar(path: str, root: str) -> Any:
     except GrammarError as exc:
         from grammarkit.convert.json_schema import command_line_wording
 
-        echo(render(command_line_wording(exc.diagnostics, converting=False)) + "\n", err=True)
+        return command_line_wording(exc.diagnostics, converting=False)
     except ValueError as exc:
-        echo(f"{path}: cannot convert the schema: {exc}\n", err=True)
-    return None
+        return [cli_diagnostic("GK171", f"cannot convert the schema: {exc}", path)]
 
 
 def _describe(loaded: LoadedTokenizer) -> str:

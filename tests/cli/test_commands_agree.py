@@ -20,6 +20,8 @@ from grammarkit.cli import main
 
 GENERATE = ["generate", "--prompt", "x", "--format", "json"]
 SAMPLE = ["sample", "-n", "1", "--format", "json"]
+UNIQUE = '{"type": "array", "uniqueItems": true}'
+"""A schema no command converts without --lenient (GK154)."""
 
 
 def run(args: list[str]) -> Result:
@@ -67,6 +69,20 @@ def test_lint_json_is_one_list_on_usage_errors_too(tmp_path: Path, options: list
     assert ("ZZZ9" if "--select" in options else "out of range") in diagnostic["message"]
 
 
+def test_check_json_reports_grammar_errors(tmp_path: Path) -> None:
+    broken = tmp_path / "broken.ebnf"
+    broken.write_text("root ::= valu\n")
+    schema = tmp_path / "unique.schema.json"
+    schema.write_text(UNIQUE)
+    tiny = tmp_path / "tiny.tiktoken"
+    tiny.write_bytes(b"YQ== 0\nWw== 1\nXQ== 2\n")
+    result = run(["check", "--format", "json", "--tokenizer", str(tiny), str(broken), str(schema)])
+    assert result.exit_code == 1
+    reports = json.loads(result.stdout)  # used to be [] with the errors as text on stderr
+    assert [(r["path"], r["ok"]) for r in reports] == [(str(broken), False), (str(schema), False)]
+    assert [[d["code"] for d in r["diagnostics"]] for r in reports] == [["GK103"], ["GK154"]]
+
+
 def test_a_device_is_not_called_missing() -> None:
     result = run(["sample", "/dev/null"])
     assert result.exit_code == 2
@@ -96,9 +112,6 @@ def test_gbnf_text_in_an_ebnf_file_gets_the_gbnf_note(tmp_path: Path) -> None:
 
 
 # -- issue 12, item 7: hints name what the command showing them accepts -------------------------
-UNIQUE = '{"type": "array", "uniqueItems": true}'
-
-
 def _options_of(command: list[str]) -> str:
     """The ``--help`` of ``command`` (its name: one word, or two for ``convert``)."""
     return run([*command[: 2 if command[0] == "convert" else 1], "--help"]).stdout
