@@ -1,12 +1,15 @@
 """JSON Schema conversion: grammarkit beside xgrammar 0.2.8, schema by schema, in CPU time.
 
 Run: ``python benchmarks/json_schema_vs_xgrammar.py [--no-vocab] [--cli] [--repeat N] [--scale]
-[SCHEMA_OR_DIR...]``. One process, the schemas in ``benchmarks/schemas/`` (API payloads,
-tool-call parameters, Kubernetes manifests, configuration files) or the files and folders given
-(real schemas fetched from SchemaStore, say: they are not committed, and a path that does not
-exist is skipped with a note); ``--scale`` adds generated schemas of thousands of properties,
-required names, constant keys, enum words and ``oneOf`` constants. Columns (CPU time,
-``time.process_time``, best of ``--repeat`` runs):
+[--over MS] [SCHEMA_OR_DIR...]``. One process, the schemas in ``benchmarks/schemas/`` (API
+payloads, tool-call parameters, Kubernetes manifests, configuration files) or the files and
+folders given (real schemas fetched from SchemaStore, say: they are not committed, and a path
+that does not exist, a file that is not JSON and a schema refused are skipped with a note);
+``--scale`` adds generated schemas of thousands of properties, required names, constant keys,
+enum words and ``oneOf`` constants. The last line lists the schemas over ``--over`` ms. For the
+SchemaStore sweep of issue 12, copy ``src/schemas/json/NAME.json`` for every ``src/test/NAME/``
+of a SchemaStore checkout into one folder and pass it (``--no-vocab --repeat 1``). Columns (CPU
+time, ``time.process_time``, best of ``--repeat`` runs):
 
 * ``gk ms``: ``Grammar.from_json_schema`` (lenient, flexible whitespace), what the CLI runs;
 * ``rules``, ``KB``, ``warn``: size of grammarkit's grammar and its relaxation warnings;
@@ -41,6 +44,7 @@ from typing import Any
 import xgrammar as xgr
 
 from grammarkit import Grammar
+from grammarkit.convert.errors import SchemaError
 from grammarkit.diagnostics import Severity
 
 SCHEMAS = Path(__file__).resolve().parent / "schemas"
@@ -161,6 +165,9 @@ def main() -> None:
     parser.add_argument("--repeat", type=int, default=3, help="best of N conversions")
     parser.add_argument("--scale", action="store_true",
                         help="add generated schemas of thousands of properties and values")
+    parser.add_argument("--over", type=float, default=300.0, metavar="MS",
+                        help="list the schemas slower than MS milliseconds at the end "
+                        "(the conversion, or with --cli the whole process; default 300)")
     parser.add_argument("schemas", nargs="*", type=Path,
                         help="schema files or folders (default: benchmarks/schemas/)")
     args = parser.parse_args()
@@ -170,7 +177,12 @@ def main() -> None:
             print(f"skipped: {given} does not exist (fetch the schemas first)")
             continue
         paths.extend(sorted(given.glob("*.json")) if given.is_dir() else [given])
-    schemas = {path.stem: json.loads(path.read_text("utf-8")) for path in paths}
+    schemas = {}
+    for path in paths:
+        try:
+            schemas[path.stem] = json.loads(path.read_text("utf-8-sig"))
+        except (ValueError, UnicodeDecodeError) as exc:
+            print(f"skipped: {path} is not JSON ({exc})")
     if args.scale:
         schemas.update(scale_schemas())
     if not schemas:
@@ -182,12 +194,21 @@ def main() -> None:
     print(header)
     print("-" * len(header))
     ours_all, theirs_all, wholes = [], [], []
+    slow: list[tuple[str, float, float]] = []
     for name, schema in schemas.items():
-        line, ours, theirs, whole = _row(name, schema, args.repeat, compiler, args.cli)
+        try:
+            line, ours, theirs, whole = _row(name, schema, args.repeat, compiler, args.cli)
+        except SchemaError as exc:
+            print(f"{name[:27]:<28}refused: {exc.diagnostics[0].message[:80]}")
+            continue
         print(line, flush=True)
         ours_all.append(ours)
         theirs_all.append(theirs)
         wholes.append(whole)
+        if (whole if args.cli else ours) > args.over:
+            slow.append((name, whole if args.cli else ours, theirs))
+    if not ours_all:
+        return
     print("-" * len(header))
     failed = sum(math.isnan(t) for t in theirs_all)
     print(f"{len(schemas)} schemas, CPU: grammarkit {sum(ours_all):.0f} ms in total, slowest "
@@ -195,6 +216,10 @@ def main() -> None:
           f"{_total(theirs_all):.0f} ms ({failed} failed)"
           + (f"; whole CLI process slowest {max(wholes):.0f} ms, "
              f"{sum(t < 500 for t in wholes)} under 500 ms" if args.cli else ""))
+    what = "whole CLI process" if args.cli else "conversion"
+    print(f"{len(slow)} over {args.over:.0f} ms ({what}): " + (", ".join(
+        f"{name} {ms:.0f} ms (xgrammar {theirs:.1f} ms)"
+        for name, ms, theirs in sorted(slow, key=lambda item: -item[1])) or "none"))
 
 
 def _total(times: list[float]) -> float:

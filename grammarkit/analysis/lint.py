@@ -47,10 +47,20 @@ def lint(
     ValueError
         For a malformed ``select`` or ``ignore`` entry.
     """
+    return lint_source(SourceText(decode_source(text), path or "<string>"), root=root,
+                       select=select, ignore=ignore)
+
+
+def lint_source(
+    source: SourceText,
+    *,
+    root: str = "root",
+    select: Sequence[str] | None = None,
+    ignore: Sequence[str] | None = None,
+) -> list[Diagnostic]:
+    """What :func:`lint` reports, for a text already read (as the CLI reads files)."""
     enabled_codes((rule.code for rule in RULES), select, ignore)  # bad entries fail first
-    text = decode_source(text)
-    source = SourceText(text, path or "<string>")
-    return lint_parsed(parse(text, root), source, root=root, select=select, ignore=ignore)
+    return lint_parsed(parse(source.text, root), source, root=root, select=select, ignore=ignore)
 
 
 def lint_parsed(

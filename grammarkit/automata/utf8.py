@@ -30,7 +30,8 @@ def encode(text: str) -> bytes:
 
 def normalize(ranges: Iterable[tuple[int, int]]) -> CodepointRanges:
     """Sort and merge ``ranges`` (clamped to valid code points) into disjoint ranges."""
-    clamped = ((max(0, lo), min(MAX_CODEPOINT, hi)) for lo, hi in ranges)
+    unique = set(ranges)  # first: a class may list the same characters millions of times
+    clamped = ((max(0, lo), min(MAX_CODEPOINT, hi)) for lo, hi in unique)
     return merge((lo, hi) for lo, hi in clamped if lo <= hi)
 
 

@@ -9,6 +9,8 @@ error (bad option, unreadable file). A command's module is imported only when th
 from __future__ import annotations
 
 import importlib
+import warnings
+from typing import TextIO
 
 import click
 
@@ -34,3 +36,18 @@ class _LazyGroup(click.Group):
 @click.version_option(package_name="grammarkit", prog_name="grammarkit")
 def main() -> None:
     """Author, check and run grammars for LLM constrained decoding (XGrammar/SGLang EBNF)."""
+    warnings.showwarning = _show_warning
+
+
+def _show_warning(message: Warning | str, category: type[Warning], filename: str, lineno: int,
+                  file: TextIO | None = None, line: str | None = None) -> None:
+    """Print a library warning (e.g. an unusable cache directory) as one ``warning:`` line on
+    stderr, each distinct message once; Python's default adds the warning's source file and
+    line, meaningless here."""
+    text = str(message)
+    if text not in _shown_warnings:
+        _shown_warnings.add(text)
+        click.echo(f"warning: {text}", err=True)
+
+
+_shown_warnings: set[str] = set()

@@ -89,6 +89,44 @@ def cli_diagnostic(code: str, message: str, path: str | None = None, hint: str |
     return Diagnostic(code, Severity(severity), message, None, hint, source)
 
 
+class JsonCommand(click.Command):
+    """A command with ``--format json`` whose usage errors are JSON on stdout too.
+
+    Errors click finds while reading the arguments (a missing file, a bad option value) happen
+    before the command body and its :func:`outcome` run; with ``--format json`` among the
+    arguments they are printed in the command's failure shape: ``{**json_fields,
+    "diagnostics": [GK174]}``, or the bare list of diagnostics when ``json_fields`` is ``None``
+    (a command whose report is a list of diagnostics, like ``lint``).
+    """
+
+    def __init__(self, *args: Any, json_fields: dict[str, Any] | None = None, **kwargs: Any):
+        super().__init__(*args, **kwargs)
+        self.json_fields = json_fields
+
+    def make_context(self, info_name: str | None, args: list[str],
+                     parent: click.Context | None = None, **extra: Any) -> click.Context:
+        wants_json = _asks_for_json(args)
+        try:
+            return super().make_context(info_name, args, parent, **extra)
+        except click.UsageError as exc:
+            if not wants_json:
+                raise
+            report = [cli_diagnostic("GK174", exc.format_message()).to_json()]
+            fields = self.json_fields
+            echo(dump_json(report if fields is None else {**fields, "diagnostics": report}))
+            sys.exit(exc.exit_code)
+
+
+def _asks_for_json(args: list[str]) -> bool:
+    """Whether ``--format json`` is among the options in ``args`` (before any ``--``)."""
+    for i, arg in enumerate(args):
+        if arg == "--":
+            return False
+        if arg == "--format=json" or (arg == "--format" and args[i + 1:i + 2] == ["json"]):
+            return True
+    return False
+
+
 @contextmanager
 def outcome(output_format: str, *, as_list: bool = False, **fields: Any) -> Iterator[None]:
     """Run a command body so that with ``--format json`` every failure is JSON on stdout too.

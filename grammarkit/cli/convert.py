@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import click
 
 from grammarkit.cli.common import (
     CommandFailed,
+    JsonCommand,
     checked,
     dump_json,
     echo,
@@ -27,6 +28,10 @@ if TYPE_CHECKING:
     from grammarkit.diagnostics import Diagnostic
     from grammarkit.grammar import Grammar
 
+EMPTY: dict[str, Any] = {"grammar": None}
+"""The JSON report's keys when no grammar was written."""
+
+
 @click.group("convert")
 def command() -> None:
     """Build a grammar from a regular expression, a JSON Schema or a llama.cpp GBNF grammar.
@@ -36,7 +41,7 @@ def command() -> None:
     """
 
 
-@command.command("regex")
+@command.command("regex", cls=JsonCommand, json_fields=EMPTY)
 @click.argument("pattern")
 @click.option("--flavor", type=click.Choice(["ecma", "python"]), default="ecma",
               show_default=True, help="Regular-expression syntax and meaning (see below).")
@@ -64,7 +69,7 @@ def convert_regex(pattern: str, flavor: str, target: str, output: str,
     """
     from grammarkit.grammar import Grammar
 
-    with outcome(output_format, grammar=None):
+    with outcome(output_format, **EMPTY):
         if pattern == "-":
             pattern = read_bytes("-").decode("utf-8", "surrogateescape").removesuffix("\n")
             pattern = pattern.removesuffix("\r")
@@ -72,7 +77,7 @@ def convert_regex(pattern: str, flavor: str, target: str, output: str,
         _write_grammar(grammar, target, output, output_format)
 
 
-@command.command("json-schema")
+@command.command("json-schema", cls=JsonCommand, json_fields=EMPTY)
 @click.argument("schema_path", metavar="SCHEMA.json",
                 type=click.Path(exists=True, dir_okay=False, allow_dash=True))
 @click.option("--whitespace", type=click.Choice(["flexible", "compact", "indented"]),
@@ -97,7 +102,7 @@ def convert_json_schema(schema_path: str, whitespace: str | None, indent: int | 
     """A grammar for the JSON documents valid under the schema in SCHEMA.json (`-`: stdin)."""
     from grammarkit.grammar import Grammar
 
-    with outcome(output_format, grammar=None):
+    with outcome(output_format, **EMPTY):
         if whitespace is None:
             whitespace = "flexible" if indent is None else "indented"
         elif indent is not None and whitespace != "indented":
@@ -117,7 +122,7 @@ def convert_json_schema(schema_path: str, whitespace: str | None, indent: int | 
                        command_line_wording(list(grammar.warnings)))
 
 
-@command.command("gbnf")
+@command.command("gbnf", cls=JsonCommand, json_fields=EMPTY)
 @click.argument("gbnf_path", metavar="GRAMMAR.gbnf",
                 type=click.Path(exists=True, dir_okay=False, allow_dash=True))
 @click.option("--root", default="root", show_default=True, metavar="NAME",
@@ -134,7 +139,7 @@ def convert_gbnf(gbnf_path: str, root: str, target: str, output: str,
     """
     from grammarkit.diagnostics import GrammarError
 
-    with outcome(output_format, grammar=None):
+    with outcome(output_format, **EMPTY):
         grammar = load_gbnf(read(gbnf_path), root)
         if isinstance(grammar, GrammarError):
             raise CommandFailed(grammar.diagnostics)

@@ -6,7 +6,7 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
-from grammarkit.cli.common import dump_json, echo, format_option, root_option
+from grammarkit.cli.common import JsonCommand, dump_json, echo, format_option, root_option
 from grammarkit.cli.generation import (
     failure,
     load_constraint,
@@ -23,7 +23,11 @@ if TYPE_CHECKING:
     from grammarkit.vocab import Vocabulary
 
 
-@click.command("generate")
+EMPTY: dict[str, Any] = {"choices": None}
+"""The JSON report's keys when nothing was generated."""
+
+
+@click.command("generate", cls=JsonCommand, json_fields=EMPTY)
 @click.argument("grammar_argument", metavar="GRAMMAR")
 @click.option("--prompt", metavar="TEXT", help="The prompt as text (tokenized by the model).")
 @click.option("--prompt-ids", metavar="1,2,3", help="The prompt as comma-separated token ids.")
@@ -77,8 +81,7 @@ def command(grammar_argument: str, prompt: str | None, prompt_ids: str | None, b
     The text goes to stdout; with --format json, the whole completion (choices, finish
     reasons, usage, timing with the model calls jump-forward saved).
     """
-    empty: dict[str, Any] = {"choices": None}
-    with reported(output_format, **empty):
+    with reported(output_format, **EMPTY):
         ids = _prompt(prompt, prompt_ids)
         if backend == "remote" and isinstance(ids, str):  # the client sends token ids only
             raise failure("GK359", "--backend remote sends the prompt as token ids: give it "

@@ -19,6 +19,7 @@ from grammarkit.cli.common import (
     JSON_SUFFIX,
     SCHEMA_SUFFIX,
     InputError,
+    JsonCommand,
     dump_json,
     echo,
     files,
@@ -36,7 +37,7 @@ if TYPE_CHECKING:
     from grammarkit.source import SourceText
 
 
-@click.command("lint")
+@click.command("lint", cls=JsonCommand)
 @click.argument("paths", nargs=-1, required=True,
                 type=click.Path(exists=True, allow_dash=True))
 @click.option("--strict", is_flag=True, help="Exit with 1 on warnings too.")
@@ -94,9 +95,8 @@ def command(paths: tuple[str, ...], strict: bool, select: tuple[str, ...],
     if output_format == "json":
         echo(dump_json([d.to_json() for d in diagnostics]))
     else:
-        for diagnostic in diagnostics:
-            echo(diagnostic.render() + "\n")
-        echo(_lint_summary(errors, warnings, checked))
+        echo("".join(diagnostic.render() + "\n\n" for diagnostic in diagnostics)
+             + _lint_summary(errors, warnings, checked))
     if unreadable:
         sys.exit(2)
     if errors or (strict and warnings):
@@ -106,20 +106,21 @@ def command(paths: tuple[str, ...], strict: bool, select: tuple[str, ...],
 def _lint_grammar(source: SourceText, root: str, selected: list[str] | None,
                   ignored: list[str] | None) -> list[Diagnostic]:
     """Lint one grammar text; a GBNF file is linted as the EBNF it converts to."""
-    from grammarkit.analysis.lint import lint as lint_text
+    from grammarkit.analysis.lint import lint_source
     from grammarkit.diagnostics import GrammarError
+    from grammarkit.source import SourceText
 
-    text, path = source.text, source.path
-    if path.endswith(GBNF_SUFFIX):
+    linted = source
+    if source.path.endswith(GBNF_SUFFIX):
         grammar = try_load(source, root)
         if isinstance(grammar, GrammarError):
             return grammar.diagnostics
-        text, path = grammar.to_ebnf(), f"{path} (converted to EBNF)"
+        linted = SourceText(grammar.to_ebnf(), f"{source.path} (converted to EBNF)")
     try:
-        found = lint_text(text, path, root=root, select=selected, ignore=ignored)
+        found = lint_source(linted, root=root, select=selected, ignore=ignored)
     except ValueError as exc:  # a malformed --select / --ignore entry
         raise click.BadParameter(str(exc), param_hint="'--select' / '--ignore'") from None
-    if any(d.is_error for d in found) and not path.endswith(GBNF_SUFFIX):
+    if any(d.is_error for d in found) and not source.path.endswith(GBNF_SUFFIX):
         note = gbnf_hint(source, root)
         if note is not None:
             found.append(note)

@@ -11,6 +11,7 @@ import click
 
 from grammarkit.cli.common import (
     EXIT_ERRORS,
+    JsonCommand,
     checked,
     cli_diagnostic,
     dump_json,
@@ -32,7 +33,11 @@ TIMEOUT_HINT = ("pass a larger --timeout (0: no limit), or make the grammar less
                 "(rules like `x ::= x x | ...` take time cubic in the input length)")
 
 
-class _MatchCommand(click.Command):
+EMPTY: dict[str, Any] = {"accepted": None, "ignored_final_line_break": False}
+"""The JSON report's keys when the grammar or the text could not be used."""
+
+
+class _MatchCommand(JsonCommand):
     """``match``, whose error for a TEXT that starts with ``-`` says how to pass such a text."""
 
     def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
@@ -50,7 +55,7 @@ class _MatchCommand(click.Command):
             raise
 
 
-@click.command("match", cls=_MatchCommand)
+@click.command("match", cls=_MatchCommand, json_fields=EMPTY)
 @click.argument("grammar_path", metavar="GRAMMAR",
                 type=click.Path(exists=True, dir_okay=False, allow_dash=True))
 @click.argument("text", required=False)
@@ -84,7 +89,7 @@ def command(grammar_path: str, text: str | None, text_option: str | None,
     --format json every outcome is one JSON object on stdout: `accepted` (null when the
     grammar could not be used), where and why a text was rejected, `diagnostics`.
     """
-    fields: dict[str, Any] = {"accepted": None, "ignored_final_line_break": False}
+    fields: dict[str, Any] = dict(EMPTY)
     with outcome(output_format, **fields):
         data, from_file = _text(text, text_option, text_file)
         grammar = load_grammar(grammar_path, root)

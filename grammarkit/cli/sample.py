@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
-from grammarkit.cli.common import dump_json, echo, format_option, root_option
+from grammarkit.cli.common import JsonCommand, dump_json, echo, format_option, root_option
 from grammarkit.cli.generation import (
     failure,
     load_constraint,
@@ -30,7 +30,11 @@ PROGRESS_FROM = 20
 """A progress bar (on a terminal's stderr) from this many samples on."""
 
 
-@click.command("sample")
+EMPTY: dict[str, Any] = {"samples": None}
+"""The JSON report's keys when nothing was sampled."""
+
+
+@click.command("sample", cls=JsonCommand, json_fields=EMPTY)
 @click.argument("grammar_argument", metavar="GRAMMAR")
 @click.option("-n", "count", type=click.IntRange(min=0), default=5, show_default=True,
               help="How many samples.")
@@ -66,8 +70,7 @@ def command(grammar_argument: str, count: int, seed: int, max_length: int, show_
     With --tokenizer, a random model picks tokens under the grammar (grammars with
     Token(...) need this).
     """
-    empty: dict[str, Any] = {"samples": None}
-    with reported(output_format, **empty):
+    with reported(output_format, **EMPTY):
         if show_tokens and tokenizer is None:
             raise failure("GK359", "--show-tokens needs --tokenizer", exit_code=2)
         if show_coverage and tokenizer is not None:

@@ -118,8 +118,8 @@ class DiskCache:
             file = path.open("rb")
         except FileNotFoundError:
             return None
-        except OSError as exc:
-            _warn(f"cannot read cache file {path}: {exc}")
+        except OSError as exc:  # the directory's fault: one message per directory and error
+            _warn(f"cannot read cache files in {self.directory}: {exc.strerror or exc}")
             return None
         try:
             return _decode(file, key, path)
@@ -143,7 +143,7 @@ class DiskCache:
             os.replace(temporary, self.path(key))
             temporary = None
         except OSError as exc:
-            _warn(f"cannot write cache file in {self.directory}: {exc}")
+            _warn(f"cannot write cache files in {self.directory}: {exc.strerror or exc}")
             return False
         finally:
             if temporary is not None:

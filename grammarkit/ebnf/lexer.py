@@ -625,14 +625,24 @@ def _class_item(item: str) -> int:
     return escapes.decode_escape(item, 0, in_class=True)[0]  # type: ignore[index]
 
 
+_SMALL_CLASS = 256
+"""Classes up to this many characters are paired up directly."""
+
+
 def plain_class_value(token: str) -> CharClassValue | None:
     """The value of a class token with one-character escapes at most (``None`` if a range is
     reversed), paired up as :meth:`Lexer._class_ranges` pairs them."""
     negated = token.startswith("[^")
     content = token[2 if negated else 1 : -1]
     if "-" not in content and "\\" not in content:
-        codes = [ord(c) for c in content]
-        return CharClassValue(tuple(zip(codes, codes)), negated)
+        if len(content) <= _SMALL_CLASS:
+            codes = [ord(c) for c in content]
+            return CharClassValue(tuple(zip(codes, codes)), negated)
+        # a huge class repeats characters: one range object per distinct character (the
+        # code points decoded at C speed; a plain class has no surrogates to encode)
+        points = memoryview(content.encode("utf-32-le")).cast("I")
+        single = {code: (code, code) for code in set(points)}
+        return CharClassValue(tuple(map(single.__getitem__, points)), negated)
     ranges = []
     for low_item, high_item, single in _CLASS_ITEM.findall(content):
         if single:

@@ -1,11 +1,14 @@
 """EBNF text to :class:`~grammarkit.ebnf.ast.GrammarAST`, with every error as a located diagnostic.
 
-Pipeline: :mod:`grammarkit.ebnf.lexer` scans the text; ``syntax.lark`` (an LALR grammar) parses
-each rule definition; a small iterative builder turns Lark trees into AST nodes and checks what
-the grammar's shape cannot (repetition bounds, macro arguments, undefined references).
+Pipeline: :mod:`grammarkit.ebnf.plain_text` reads the plain rules straight from the text; the
+rest (regions of rules with comments, macros, lookaheads, attributes or errors; the whole text
+when lexing finds a problem) :mod:`grammarkit.ebnf.lexer` scans, and ``syntax.lark`` (an LALR
+grammar) parses each of its rule definitions (:mod:`grammarkit.ebnf.descent` reads the plain
+ones among them); the reductions build AST nodes, and checks find what the grammar's shape
+cannot (repetition bounds, macro arguments, undefined references).
 
 Diagnostics are returned in the order xgrammar 0.2.8 would meet them (lexical errors, then rule
-names, then the rules in order), so the first one is the error xgrammar reports, at the same
+names, then the rules in order; within each, by offset in the text), so the first one is the error xgrammar reports, at the same
 line and column.
 """
 
@@ -24,7 +27,7 @@ from grammarkit.ebnf.ast import RegexMacro
 from grammarkit.ebnf.escapes import quote_string
 from grammarkit.ebnf.lalr import EndOfInput, SyntaxErrorAt
 from grammarkit.ebnf.lexer import CharClassValue, GkToken, LexResult, tokenize
-from grammarkit.ebnf.plain_text import PlainRule, Region
+from grammarkit.ebnf.plain_text import Region
 from grammarkit.ebnf.suggest import NameSuggester
 
 MAX_NESTING = 1000
@@ -129,35 +132,31 @@ def _parse(text: str, root: str) -> ParseResult:
     for d in lexed.diagnostics:
         phase = 1 if d.code == "GK109" else 0
         problems.add(phase, d.span.start if d.span else 0, d)
-    rule_pieces: list[PlainRule | list[tuple[list[GkToken], GkToken]]] = []
-    name_tokens: list[GkToken] = []
+    rule_pieces: list[ast.Rule | list[tuple[list[GkToken], GkToken]]] = []
+    definitions: list[tuple[str, ast.Span]] = []  # each rule name and where it is
     for read in lexed.pieces:
-        if isinstance(read, PlainRule):
-            rule = read.rule
-            assert rule.name_span is not None
-            start, end = rule.name_span.start, rule.name_span.end
-            name_tokens.append(GkToken("RULE_NAME", rule.name, start, end, (rule.name, ())))
+        if isinstance(read, ast.Rule):
+            definitions.append((read.name, read.name_span))  # type: ignore[arg-type]
             rule_pieces.append(read)
             continue
         tokens, positions = read.tokens, read.rule_names
         if read.region.stop is not None:  # the region ends with the next rule's name and `::=`
             tokens = tokens[:-2]  # that name, not `$END`, ends the token list (and follows)
             positions = positions[:-1]
-        name_tokens.extend(tokens[i] for i in positions)
+        definitions.extend((tokens[i].payload[0], _span(tokens[i])) for i in positions)
         rule_pieces.append(_split_rules(tokens, problems, positions))
 
-    names = _rule_names(name_tokens, lexed.first, root, problems)
+    names = _rule_names(definitions, lexed.first, root, problems)
     suggester = NameSuggester(names)
+    for reference in lexed.references:
+        if reference.name not in names:
+            assert reference.span is not None
+            _undefined(problems, suggester, reference.span.start, reference.name, reference.span)
     rules: list[ast.Rule] = []
     regex_macros: list[ast.RegexMacro] = []
     for piece in rule_pieces:
-        if isinstance(piece, PlainRule):
-            rules.append(piece.rule)
-            for reference in piece.references:
-                if reference.name not in names:
-                    assert reference.span is not None
-                    _undefined(problems, suggester, reference.span.start, reference.name,
-                               reference.span)
+        if isinstance(piece, ast.Rule):
+            rules.append(piece)
             continue
         for chunk, follower in piece:
             builder = _RuleBuilder(chunk, follower, names, suggester, problems)
@@ -201,9 +200,11 @@ class _LexedRegion:
 class _Lexed:
     """A text as rules read straight from the text and regions lexed with care, in order."""
 
-    pieces: list[PlainRule | _LexedRegion]
-    first: GkToken
-    """The text's first token."""
+    pieces: list[ast.Rule | _LexedRegion]
+    references: list[ast.RuleRef]
+    """The references in the rules read straight from the text."""
+    first: ast.Span
+    """Where the text's first token is."""
     comments: list[tuple[str, ast.Span]]
     diagnostics: list[Diagnostic]
 
@@ -213,10 +214,11 @@ def _lex(text: str) -> _Lexed:
     and lex the rest, region by region; the whole text at once if lexing finds a problem, so
     that lexical diagnostics and where rules start are exactly the whole text's."""
     if "\0" not in text:  # a NUL byte ends the text: the lexer knows what that means
-        pieces: list[PlainRule | _LexedRegion] = []
+        pieces: list[ast.Rule | _LexedRegion] = []
         comments: list[tuple[str, ast.Span]] = []
-        for piece in plain_text.read(text):
-            if isinstance(piece, PlainRule):
+        reading = plain_text.read(text)
+        for piece in reading.pieces:
+            if isinstance(piece, ast.Rule):
                 pieces.append(piece)
                 continue
             lexed = _lex_region(text, piece)
@@ -226,17 +228,14 @@ def _lex(text: str) -> _Lexed:
             comments.extend(lexed.comments)
         else:
             first = pieces[0] if pieces else None
-            if isinstance(first, PlainRule):
-                span = first.rule.name_span
-                assert span is not None
-                name = first.rule.name
-                first_token = GkToken("RULE_NAME", name, span.start, span.end, (name, ()))
+            if isinstance(first, ast.Rule):
+                span: ast.Span = first.name_span  # type: ignore[assignment]
             else:
-                first_token = first.tokens[0] if first else GkToken("$END", "", 0, 0)
-            return _Lexed(pieces, first_token, comments, [])
+                span = _span(first.tokens[0]) if first else ast.Span(0, 1)
+            return _Lexed(pieces, reading.references, span, comments, [])
     lexed = tokenize(text)
     region = _LexedRegion(Region(0, None), lexed.tokens, lexed.rule_names)
-    return _Lexed([region], lexed.tokens[0], lexed.comments, lexed.diagnostics)
+    return _Lexed([region], [], _span(lexed.tokens[0]), lexed.comments, lexed.diagnostics)
 
 
 def _lex_region(text: str, region: Region) -> LexResult | None:
@@ -271,35 +270,31 @@ def _moved(span: ast.Span | None, offset: int) -> ast.Span | None:
 
 
 def _rule_names(
-    name_tokens: list[GkToken], first: GkToken, root: str, problems: _Problems
-) -> dict[str, GkToken]:
-    """Each rule name's first ``RULE_NAME`` token, of ``name_tokens`` (all of them, in order);
-    ``first``: the text's first token."""
-    names: dict[str, GkToken] = {}
-    for token in name_tokens:
-        name = token.payload[0]
+    definitions: list[tuple[str, ast.Span]], first: ast.Span, root: str, problems: _Problems
+) -> dict[str, int]:
+    """Where each rule name is first defined, of ``definitions`` (every rule name and its
+    span, in order); ``first``: where the text's first token is."""
+    names: dict[str, int] = {}
+    for name, span in definitions:
         if name in names:
-            previous = names[name]
             problems.add(
                 2,
-                token.start,
+                span.start,
                 error(
                     "GK104",
                     f"rule `{name}` is defined more than once",
-                    _span(token),
-                    f"the first definition is at offset {previous.start}; rename or merge them "
+                    span,
+                    f"the first definition is at offset {names[name]}; rename or merge them "
                     "into one rule with `|`",
                 ),
             )
         else:
-            names[name] = token
+            names[name] = span.start
     if root not in names:
         hint = NameSuggester(names).hint(root) or (
             f"define `{root} ::= ...`" if names else f"a grammar needs at least `{root} ::= ...`"
         )
-        problems.add(
-            3, 0, error("GK105", f"the root rule `{root}` is not defined", _span(first), hint)
-        )
+        problems.add(3, 0, error("GK105", f"the root rule `{root}` is not defined", first, hint))
     return names
 
 
@@ -370,7 +365,7 @@ class _RuleBuilder:
         self,
         tokens: list[GkToken],
         follower: GkToken,
-        names: dict[str, GkToken],
+        names: dict[str, int],
         suggester: NameSuggester,
         problems: _Problems,
     ):

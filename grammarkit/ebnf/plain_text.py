@@ -64,14 +64,6 @@ _SEQUENCE, _CHOICE, _REPEAT = ast.Sequence, ast.Choice, ast.Repeat
 
 
 @dataclass(frozen=True, slots=True)
-class PlainRule:
-    """A rule read here, and its references (checked once every rule name is known)."""
-
-    rule: ast.Rule
-    references: list[ast.RuleRef]
-
-
-@dataclass(frozen=True, slots=True)
 class Region:
     """Text ``[start, stop)`` to lex and parse with care.
 
@@ -88,32 +80,48 @@ class _NotPlain(Exception):
     """The rule at hand needs the lexer and the parser."""
 
 
-def read(text: str) -> list[PlainRule | Region]:
-    """The rule definitions of ``text`` in order, each read here or left as a region."""
-    pieces: list[PlainRule | Region] = []
-    at, size = 0, len(text)
+@dataclass(frozen=True, slots=True)
+class Reading:
+    """The rule definitions of a text in order, each read here or left as a region."""
+
+    pieces: list[ast.Rule | Region]
+    references: list[ast.RuleRef]
+    """The rule references in the rules read here (checked once every rule name is known)."""
+
+
+def read(text: str) -> Reading:
+    """Read the plain rules of ``text``; leave the rest as regions."""
     reader = _Reader(text)
-    while at < size:
-        start = _RULE_START.match(text, at)
+    pieces: list[ast.Rule | Region] = []
+    if not text:
+        return Reading(pieces, reader.references)
+    start = _RULE_START.match(text)
+    begin = 0  # where a region starting here would start: text before the first rule is in it
+    while True:
         if start is not None and start["name"] not in _NOT_NAMES:
             try:
-                rule, at = reader.rule(start)
+                rule, following = reader.rule(start)
             except _NotPlain:
                 pass
             else:
                 pieces.append(rule)
+                if following is None:  # the end of the text
+                    break
+                start = following
+                begin = start.start("name")
                 continue
-        if at == 0 or start is None:
-            begin = at  # text before the first rule: the parser reports it
-        else:
-            begin = start.start("name")
-        following = _NEXT_RULE.search(text, begin + 1)
-        if following is None:
+        after = _NEXT_RULE.search(text, begin + 1)  # the next line that starts a rule
+        last = pieces[-1] if pieces else None
+        if isinstance(last, Region):  # it ends where this one starts: lex both at once
+            pieces.pop()
+            begin = last.start
+        if after is None:
             pieces.append(Region(begin, None))
             break
-        pieces.append(Region(begin, following.end()))
-        at = following.start(1)
-    return pieces
+        pieces.append(Region(begin, after.end()))
+        begin = after.start(1)
+        start = _RULE_START.match(text, begin)
+    return Reading(pieces, reader.references)
 
 
 class _Reader:
@@ -124,17 +132,27 @@ class _Reader:
         self.text = text
         self.strings: dict[str, str] = {}
         self.classes: dict[str, CharClassValue | None] = {}
+        self.references: list[ast.RuleRef] = []
 
-    def rule(self, start: re.Match[str]) -> tuple[PlainRule, int]:
-        """The rule whose name and ``::=`` ``start`` matched, and where the next one starts.
+    def rule(self, start: re.Match[str]) -> tuple[ast.Rule, re.Match[str] | None]:
+        """The rule whose name and ``::=`` ``start`` matched (its group ``name``, and the
+        ``::=`` at its end), and the match of the next rule's name and ``::=`` if any.
 
-        Raises ``_NotPlain`` when the rule is not plain.
+        Raises ``_NotPlain`` when the rule is not plain (its references are not kept then).
         """
-        text, strings, classes = self.text, self.strings, self.classes
+        references = self.references
+        kept = len(references)
+        try:
+            return self._rule(start)
+        except _NotPlain:
+            del references[kept:]
+            raise
+
+    def _rule(self, start: re.Match[str]) -> tuple[ast.Rule, re.Match[str] | None]:
+        text, strings, classes, references = self.text, self.strings, self.classes, self.references
         match = _TOKEN.match
         name = start["name"]
         name_start, name_end = start.span("name")
-        references: list[ast.RuleRef] = []
         # the choices and the sequence being read, and those of the groups around them
         alternatives: list[ast.Expr] = []
         items: list[ast.Expr] = []
@@ -156,7 +174,10 @@ class _Reader:
                 token_start = pos - len(value)
                 decoded = strings.get(value)
                 if decoded is None:
-                    decoded = strings[value] = decode_plain_literal(value[1:-1])
+                    decoded = value[1:-1]
+                    if "\\" in decoded:
+                        decoded = decode_plain_literal(decoded)
+                    strings[value] = decoded
                 element = _LITERAL(decoded, Span(token_start, pos))
             elif kind == "suffix":
                 if not quantifiable:
@@ -253,23 +274,9 @@ class _Reader:
             raise _NotPlain
         if kind == "assign" and not _LINE_BREAK.search(text, m.start(), m.start("name")):
             raise _NotPlain  # a rule name not starting its line: the lexer reports it
-        body = _choices(alternatives, items, choices_start, sequence_start, end)
-        name_span = Span(name_start, name_end)
-        rule = ast.Rule(name, body, None, (), Span(name_start, end), name_span)
-        return PlainRule(rule, references), m.start() if kind == "assign" else len(text)
-
-
-def _sequence(items: list[ast.Expr], start: int, end: int) -> ast.Expr:
-    if len(items) == 1:
-        return items[0]
-    return _SEQUENCE(tuple(items), Span(start, end))
-
-
-def _choices(alternatives: list[ast.Expr], items: list[ast.Expr], choices_start: int,
-             sequence_start: int, end: int) -> ast.Expr:
-    last = _sequence(items, sequence_start, end)
-    if not alternatives:
-        return last
-    alternatives.append(last)
-    return _CHOICE(tuple(alternatives), Span(choices_start, end))
-
+        body = items[0] if len(items) == 1 else _SEQUENCE(tuple(items), Span(sequence_start, end))
+        if alternatives:
+            alternatives.append(body)
+            body = _CHOICE(tuple(alternatives), Span(choices_start, end))
+        rule = ast.Rule(name, body, None, (), Span(name_start, end), Span(name_start, name_end))
+        return rule, m if kind == "assign" else None

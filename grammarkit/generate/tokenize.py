@@ -53,7 +53,8 @@ class GreedyTokenizer:
             if found is None:
                 raise GenerationError(
                     "GK352", f"no token of the vocabulary spells byte {data[pos]:#04x} "
-                    f"at offset {pos} of the prompt", "pass the prompt as token ids")
+                    f"at offset {pos} of the prompt",
+                    "pass the prompt as token ids (`--prompt-ids` on the command line)")
             ids.append(found[0])
             pos += found[1]
         return ids

@@ -10,7 +10,10 @@ lenient=True`` (or, in ``lint``, to add a ``--lenient`` that ``lint`` does not h
 from __future__ import annotations
 
 import json
+import os
 import re
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -67,6 +70,37 @@ def test_lint_json_is_one_list_on_usage_errors_too(tmp_path: Path, options: list
     (diagnostic,) = json.loads(result.stdout)
     assert diagnostic["code"] in ("GK171", "GK174")
     assert ("ZZZ9" if "--select" in options else "out of range") in diagnostic["message"]
+
+
+@pytest.mark.parametrize(("args", "empty"), [
+    (["match", "MISSING", "x", "--format", "json"], {"accepted": None,
+                                                     "ignored_final_line_break": False}),
+    (["match", "--format=json", "--timeout", "-1", "MISSING", "x"], {"accepted": None,
+                                                                     "ignored_final_line_break": False}),
+    (["convert", "regex", "--format", "json", "--flavor", "perl", "a"], {"grammar": None}),
+    (["convert", "json-schema", "MISSING", "--format", "json"], {"grammar": None}),
+    (["lint", "--format", "json", "MISSING"], None),
+    (["sample", "--format", "json", "-n", "zero", "MISSING"], {"samples": None}),
+    (["generate", "--format", "json", "--max-tokens", "many", "MISSING"], {"choices": None}),
+])
+def test_errors_in_the_arguments_are_json_too(tmp_path: Path, args: list[str],
+                                              empty: dict[str, object] | None) -> None:
+    # click reads the arguments before the command body: a missing file or a bad option value
+    # was click's plain `Error: ...` even with --format json
+    missing = str(tmp_path / "missing.ebnf")
+    result = run([missing if word == "MISSING" else word for word in args])
+    assert result.exit_code == 2
+    report = json.loads(result.stdout)
+    diagnostics = report if empty is None else report.pop("diagnostics")
+    assert empty is None or report == empty
+    (diagnostic,) = diagnostics
+    assert diagnostic["code"] == "GK174" and "Invalid value" in diagnostic["message"]
+
+
+def test_errors_in_the_arguments_stay_text_without_format_json(tmp_path: Path) -> None:
+    result = run(["match", str(tmp_path / "missing.ebnf"), "--", "--format", "json"])
+    assert result.exit_code == 2
+    assert result.stdout == "" and "does not exist" in result.stderr
 
 
 def test_check_json_reports_grammar_errors(tmp_path: Path) -> None:
@@ -149,3 +183,23 @@ def test_remote_generation_asks_for_token_ids_on_the_command_line(tmp_path: Path
     result = run(["generate", "--prompt-ids", "1,-3", "--format", "json", *remote])
     (diagnostic,) = json.loads(result.stdout)["diagnostics"]  # the client's own code, unwrapped
     assert diagnostic["code"] == "GK370" and diagnostic["message"].startswith("token ids")
+
+
+def test_an_unusable_cache_directory_is_one_warning_line_per_problem(tmp_path: Path) -> None:
+    # issue 14, bad input: a cache directory that cannot be used costs "a warning at most"; the
+    # command line printed Python's `file.py:172: CacheWarning: ...` with a source line, per file
+    grammar = tmp_path / "g.ebnf"
+    grammar.write_text('root ::= "a" [a-z]*\n')
+    tiny = tmp_path / "tiny.tiktoken"
+    tiny.write_bytes(b"YQ== 0\nYg== 1\nYWI= 2\n")
+    not_a_directory = tmp_path / "cache"
+    not_a_directory.write_text("")
+    result = subprocess.run(
+        [sys.executable, "-m", "grammarkit", "check", "--tokenizer", str(tiny), str(grammar)],
+        check=False, capture_output=True, text=True, timeout=120,
+        env={**os.environ, "GRAMMARKIT_CACHE_DIR": str(not_a_directory)})
+    assert result.returncode in (0, 1) and "findings:" in result.stdout, result.stderr
+    lines = result.stderr.splitlines()
+    assert lines == sorted(set(lines), key=lines.index)  # no message twice
+    assert lines and all(line.startswith("warning: cannot ") for line in lines)
+    assert f"cache files in {not_a_directory}" in lines[0]

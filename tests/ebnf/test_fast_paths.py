@@ -12,10 +12,10 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from benchmarks.grammar_texts import generated, undefined, varied
-from grammarkit.ebnf import descent, parser, plain_text
+from grammarkit.ebnf import ast, descent, parser, plain_text
 from grammarkit.ebnf.lalr import SyntaxErrorAt
 from grammarkit.ebnf.lexer import Lexer, tokenize
-from grammarkit.ebnf.plain_text import PlainRule, Region
+from grammarkit.ebnf.plain_text import Region
 from grammarkit.ebnf.suggest import NameSuggester
 
 GRAMMARS = Path(__file__).parents[2] / "grammars"
@@ -33,8 +33,9 @@ def builders(text: str) -> list[parser._RuleBuilder]:
     for seq, token in enumerate(tokens):
         token.seq = seq
     problems = parser._Problems()
-    name_tokens = [token for token in tokens if token.type == "RULE_NAME"]
-    names = parser._rule_names(name_tokens, tokens[0], "root", problems)
+    definitions = [(token.payload[0], parser._span(token)) for token in tokens
+                   if token.type == "RULE_NAME"]
+    names = parser._rule_names(definitions, parser._span(tokens[0]), "root", problems)
     built = []
     for chunk, follower in parser._split_rules(tokens, problems):
         builder = parser._RuleBuilder(chunk, follower, names, NameSuggester(names), problems)
@@ -71,7 +72,7 @@ def test_plain_rules_get_the_diagnostics_of_the_lalr_path(pieces: list[str]) -> 
     """What the parser checks after the descent reader read a rule (references, bounds,
     classes) is what it finds on the tokens after the LALR driver parsed it."""
     text = "root ::= " + " ".join(pieces) + "\nx ::= \"x\"\n"
-    with patch.object(plain_text, "read", return_value=[Region(0, None)]):  # every rule: tokens
+    with patch.object(plain_text, "read", return_value=plain_text.Reading([Region(0, None)], [])):  # every rule: tokens
         fast = parser.parse(text)
         with patch.object(descent, "read_rule", return_value=None):
             careful = parser.parse(text)
@@ -111,7 +112,7 @@ def test_reading_plain_rules_from_the_text_gives_what_the_tokens_give(
     to what lexing the whole text gives: the same tree, spans and diagnostics."""
     text = head + "".join(separator + rule for separator, rule in rules)
     fast = parser.parse(text)
-    with patch.object(plain_text, "read", return_value=[Region(0, None)]):
+    with patch.object(plain_text, "read", return_value=plain_text.Reading([Region(0, None)], [])):
         careful = parser.parse(text)
     assert fast.diagnostics == careful.diagnostics
     assert repr(fast.ast) == repr(careful.ast)
@@ -120,10 +121,10 @@ def test_reading_plain_rules_from_the_text_gives_what_the_tokens_give(
 @pytest.mark.parametrize("text", [generated(60_000), varied(60_000), undefined(300)],
                          ids=["generated", "varied", "undefined"])
 def test_big_generated_grammars_read_from_the_text_parse_as_tokens_do(text: str) -> None:
-    pieces = plain_text.read(text)
-    assert sum(isinstance(piece, PlainRule) for piece in pieces) > len(pieces) // 3
+    pieces = plain_text.read(text).pieces
+    assert sum(isinstance(piece, ast.Rule) for piece in pieces) > len(pieces) // 3
     fast = parser.parse(text)
-    with patch.object(plain_text, "read", return_value=[Region(0, None)]):
+    with patch.object(plain_text, "read", return_value=plain_text.Reading([Region(0, None)], [])):
         careful = parser.parse(text)
     assert fast.diagnostics == careful.diagnostics
     assert repr(fast.ast) == repr(careful.ast)
@@ -204,3 +205,14 @@ def test_plain_grammars_are_linted_without_importing_lark() -> None:
     )
     run = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, check=True)
     assert run.stdout.strip() == "False"
+
+
+def test_a_huge_class_scans_as_the_careful_scanner_scans_it() -> None:
+    """Past a few hundred characters the one-step scanner shares one range per character."""
+    text = "[" + "".join(chr(0x4E00 + k % 50) + "a\U0001f600é" for k in range(300)) + "]"
+    careful = Lexer(text)
+    careful._char_class()
+    fast = Lexer(text)
+    fast._scan_common()
+    assert fast.tokens[0].payload[0] == careful.tokens[0].payload[0]
+    assert len(fast.tokens[0].payload[0].ranges) == 1200

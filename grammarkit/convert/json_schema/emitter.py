@@ -14,10 +14,11 @@ from collections import deque
 from collections.abc import Callable, Hashable
 from typing import Any, TypeVar
 
+from grammarkit.convert.json_schema.absorption import without_absorbed
 from grammarkit.convert.json_schema.arrays import array_expr
 from grammarkit.convert.json_schema.automata import SCALARS, Ranges
 from grammarkit.convert.json_schema.digits import choice, sequence
-from grammarkit.convert.json_schema.json_text import spell_ranges
+from grammarkit.convert.json_schema.json_text import quoted, spell_ranges, spell_text
 from grammarkit.convert.json_schema.layout import WS_RULE, Layout
 from grammarkit.convert.json_schema.model import (
     ANY,
@@ -31,7 +32,7 @@ from grammarkit.convert.json_schema.model import (
 )
 from grammarkit.convert.json_schema.number_sets import is_point, number_expr, points_expr
 from grammarkit.convert.json_schema.numbers import ANY_NUMBER
-from grammarkit.convert.json_schema.objects import object_expr, without_absorbed
+from grammarkit.convert.json_schema.objects import object_expr
 from grammarkit.convert.json_schema.pruning import pruned
 from grammarkit.convert.json_schema.reader import Reader
 from grammarkit.convert.json_schema.references import unescape
@@ -83,6 +84,8 @@ class Emitter:
         self._chars: dict[tuple[Ranges, bool], ast.Expr] = {}
         self._uses_whitespace = False
         self._helpers: dict[ast.Expr, ast.RuleRef] = {}
+        self._keys: dict[str, ast.RuleRef] = {}
+        self._key_rules: list[ast.Rule] = []
 
     # -- the whole grammar -----------------------------------------------------------------
     def emit(self, root: Child) -> ast.GrammarAST:
@@ -117,7 +120,7 @@ class Emitter:
                         "simplify these subschemas, or pass lenient=True to accept any value "
                         "of their types in the subschemas left beyond the limit")
                 over_budget = True
-        rules = tuple(self._rules.values()) + tuple(self._shared.values())
+        rules = (*self._rules.values(), *self._key_rules, *self._shared.values())
         return ast.GrammarAST(pruned(rules + ((WS_RULE,) if self._uses_whitespace else ())))
 
     def node_expr(self, node: Node, name: str, depth: int) -> ast.Expr:
@@ -261,6 +264,18 @@ class Emitter:
             self._shared[name] = ast.Rule(name, _NOTHING)
             self._shared[name] = ast.Rule(name, build())
         return ast.RuleRef(name)
+
+    def key(self, name: str) -> ast.RuleRef:
+        """The JSON spellings of the property name ``name``, quotes included: one rule per
+        name (``key.id ::= "\\"" ("i" | "\\\\u0069") ...``), which every object declaring
+        the name refers to instead of spelling it again. Key rules don't count towards
+        :data:`MAX_RULES`: there is at most one per name the schema declares."""
+        found = self._keys.get(name)
+        if found is None:
+            rule_name = self.fresh_name(f"key.{name}")
+            self._key_rules.append(ast.Rule(rule_name, quoted(spell_text(name))))
+            found = self._keys[name] = ast.RuleRef(rule_name)
+        return found
 
     def char(self, ranges: Ranges, share: bool = False) -> ast.Expr:
         """The JSON-string spellings of one code point in ``ranges`` (a shared rule when large,

@@ -3,7 +3,8 @@ what must this property's value satisfy."""
 
 from __future__ import annotations
 
-from grammarkit.convert.json_schema.languages import matches
+from grammarkit.convert.json_schema.automata import TooComplex, intersect, with_length
+from grammarkit.convert.json_schema.languages import LanguageError, language_dfa, matches
 from grammarkit.convert.json_schema.model import (
     Child,
     Clause,
@@ -22,6 +23,25 @@ def string_set_empty(s: StringSet) -> bool:
         return s.max_length is not None and s.min_length > s.max_length
     candidates = set(literal_sets[0]).intersection(*literal_sets[1:])
     return not any(string_admits(s, value) is not False for value in candidates)
+
+
+def string_set_void(s: StringSet) -> bool:
+    """Whether ``s`` allows no string, deciding its languages' intersection with automata
+    (two ``oneOf`` branches' disjoint file-name patterns); ``False`` when in doubt (a
+    language that can't be compiled, an automaton beyond the state limit)."""
+    if string_set_empty(s):
+        return True
+    if not s.languages:
+        return False
+    try:
+        dfa = language_dfa(s.languages[0])
+        for language in s.languages[1:]:
+            dfa = intersect(dfa, language_dfa(language))
+        if s.min_length or s.max_length is not None:
+            dfa = with_length(dfa, s.min_length, s.max_length)
+    except (LanguageError, TooComplex):
+        return False
+    return dfa.is_empty()
 
 
 def string_admits(s: StringSet, value: str) -> bool | None:

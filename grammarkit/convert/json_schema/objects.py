@@ -21,18 +21,16 @@ from __future__ import annotations
 
 from collections.abc import Callable, Hashable
 from dataclasses import dataclass, replace
-from functools import cached_property
 from itertools import combinations
 from typing import TYPE_CHECKING, Generic, NamedTuple, TypeVar
 
+from grammarkit.convert.json_schema.absorption import declared_names
 from grammarkit.convert.json_schema.automata import TooComplex
 from grammarkit.convert.json_schema.digits import choice, repeat, sequence
-from grammarkit.convert.json_schema.json_text import quoted, spell_text
 from grammarkit.convert.json_schema.membership import property_value, string_admits
 from grammarkit.convert.json_schema.model import (
     ANY,
     Child,
-    Clause,
     Literals,
     ObjectSet,
     Pattern,
@@ -126,96 +124,7 @@ def object_expr(o: ObjectSet, emitter: Emitter, name: str, depth: int) -> ast.Ex
     return choice(alternatives) if alternatives else None
 
 
-def without_absorbed(objects: tuple[ObjectSet, ...]) -> list[ObjectSet]:
-    """``objects`` (a union) without the sets another one of them visibly contains.
-
-    ``oneOf`` writes each branch as "this branch and not the others", a union over the ways
-    to fail each other branch; where the branch's own constant already fails another (the
-    reader drops such implied clauses), the union holds the branch itself beside variants
-    adding more clauses, which allow nothing more but would each cost an object grammar of
-    their own. A set is contained in another here when it has every constraint of the other
-    (its clauses, required names, dependencies, narrower bounds, the same ``propertyNames``)
-    and the same declared names in the same order, so its grammar, in either property order,
-    allows nothing the other's doesn't.
-    """
-    if len(objects) < 2:
-        return list(objects)
-    facts = [_Constraints.of(o) for o in objects]
-    # A rival contains a set only if each of its constraints is one of the set's: each rival
-    # is filed under its rarest constraint, and a set is compared with the rivals filed under
-    # its own constraints (not with every rival: a `oneOf` can make thousands of sets).
-    frequency: dict[Hashable, int] = {}
-    for fact in facts:
-        for item in fact.items:
-            frequency[item] = frequency.get(item, 0) + 1
-    kept: dict[tuple[tuple[str, ...], Hashable], list[_Constraints]] = {}
-    absorbed = set()
-    for index in sorted(range(len(objects)), key=lambda i: facts[i].size):
-        mine = facts[index]
-        candidates = (kept.get((mine.declared, item), ()) for item in (None, *mine.items))
-        if any(rival.contains(mine) for rivals in candidates for rival in rivals):
-            absorbed.add(index)
-        else:
-            rarest = min(mine.items, key=frequency.__getitem__, default=None)
-            kept.setdefault((mine.declared, rarest), []).append(mine)
-    return [o for index, o in enumerate(objects) if index not in absorbed]
-
-
-@dataclass(frozen=True)
-class _Constraints:
-    """An object set's constraints as sets, to test containment."""
-
-    declared: tuple[str, ...]
-    clauses: frozenset[Clause]
-    required: frozenset[str]
-    dependent_required: frozenset[tuple[str, tuple[str, ...]]]
-    source: ObjectSet
-
-    @classmethod
-    def of(cls, o: ObjectSet) -> _Constraints:
-        # Clauses naming properties without constraining them only fix the declared order.
-        clauses = frozenset(c for c in o.clauses
-                            if c.patterns or c.additional != ANY
-                            or any(child != ANY for _, child in c.properties))
-        return cls(tuple(_declared(o)), clauses, frozenset(o.required),
-                   frozenset(o.dependent_required), o)
-
-    @property
-    def size(self) -> int:
-        return len(self.clauses) + len(self.required) + len(self.dependent_required)
-
-    @cached_property
-    def items(self) -> tuple[Hashable, ...]:
-        """Every constraint, each a hashable item: a rival contains this set only if all of
-        its items are among this set's (:meth:`contains` checks the rest)."""
-        return (*self.clauses, *((True, name) for name in self.required),
-                *((False, entry) for entry in self.dependent_required))
-
-    def contains(self, other: _Constraints) -> bool:
-        """Whether every object of ``other`` is in this set (``False`` when in doubt)."""
-        mine, theirs = self.source, other.source
-        return (self.declared == other.declared and self.clauses <= other.clauses
-                and self.required <= other.required
-                and self.dependent_required <= other.dependent_required
-                and mine.names in (None, theirs.names)
-                and mine.min_properties <= theirs.min_properties
-                and (mine.max_properties is None or (
-                    theirs.max_properties is not None
-                    and theirs.max_properties <= mine.max_properties)))
-
-
 # -- what may appear ---------------------------------------------------------------------------
-def _declared(o: ObjectSet) -> list[str]:
-    names: dict[str, None] = {}
-    for clause in o.clauses:
-        names.update(dict.fromkeys(n for n, _ in clause.properties))
-    names.update(dict.fromkeys(o.required))
-    for source, companions in o.dependent_required:
-        names[source] = None
-        names.update(dict.fromkeys(companions))
-    return list(names)
-
-
 def _name_allowed(o: ObjectSet, name: str) -> bool:
     """Whether ``propertyNames`` allows ``name`` (when undecidable, it is allowed)."""
     return o.names is None or any(string_admits(s, name) is not False for s in o.names)
@@ -223,7 +132,7 @@ def _name_allowed(o: ObjectSet, name: str) -> bool:
 
 def _plan(o: ObjectSet, emitter: Emitter, name: str, depth: int) -> _Plan | None:
     layout = emitter.layout_at(depth)
-    declared = _declared(o)
+    declared = declared_names(o)
     required = set(o.required)
     if o.max_properties is not None and len(required) > o.max_properties:
         return None
@@ -236,7 +145,7 @@ def _plan(o: ObjectSet, emitter: Emitter, name: str, depth: int) -> _Plan | None
                 return None
             forbidden.add(prop)
             continue
-        entry = sequence([quoted(spell_text(prop)), layout.colon(),
+        entry = sequence([emitter.key(prop), layout.colon(),
                           emitter.value(value, depth + 1, f"{name}.{prop}")])
         slots.append(_Slot(prop, prop in required, entry))
     companions = {source: frozenset(c) for source, c in o.dependent_required}
@@ -275,7 +184,8 @@ def _other_entry(o: ObjectSet, declared: list[str], emitter: Emitter, name: str,
             hint = f"{name}.pattern" if chosen else f"{name}.additional"
             alternatives.append(sequence([choice(keys), layout.colon(),
                                           emitter.value(value, depth + 1, hint)]))
-    return choice(alternatives) if alternatives else None
+    # Regions whose patterns were relaxed away can come out alike.
+    return choice(list(dict.fromkeys(alternatives))) if alternatives else None
 
 
 def _region_value(o: ObjectSet, chosen: tuple[Pattern, ...]) -> Child:
