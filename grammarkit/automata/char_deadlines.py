@@ -263,6 +263,23 @@ class DeadlineScan:
             position = stop
         return position, groups, chars, False, added
 
+    def step(self, groups: dict[Frame, int], position: int, chars: int, byte: int,
+             added: list[Frame]) -> tuple[dict[Frame, int], int] | None:
+        """``(groups, chars)`` after one ``byte`` at ``position`` (``chars`` code points
+        before it), or ``None`` if it is rejected; frames given deadlines go to ``added``.
+
+        :meth:`scan` of one byte, without its set-up (token walks take millions of steps).
+        """
+        starts = byte & 0xC0 != 0x80
+        if starts:
+            groups = self.enforced(groups, chars)
+        _, groups, outcome = Recognizer._run(self.tables, bytes((byte,)), position, groups, None)
+        if outcome == _FAILED:
+            return None
+        after = chars + starts
+        added += self.assign_new(groups, lambda _: after)
+        return groups, after
+
     def run(self, data: bytes, groups: dict[Frame, int], history: History | None,
             timeout: float | None) -> tuple[int, dict[Frame, int], bool]:
         """Scan all of ``data`` from the start ``groups``: ``(position, groups, failed)``.

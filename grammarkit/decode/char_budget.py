@@ -26,7 +26,7 @@ import weakref
 
 import numpy as np
 
-from grammarkit.automata.char_deadlines import DeadlineScan, code_points
+from grammarkit.automata.char_deadlines import code_points
 from grammarkit.decode.bitmask import Words, clear_bits
 from grammarkit.decode.earley_core import EarleyCore, Frame, ParseState
 from grammarkit.decode.token_index import TokenIndex
@@ -41,7 +41,7 @@ def _char_counts(index: TokenIndex) -> np.ndarray:
     if found is None:
         columns = index.columns
         inside = np.arange(columns.shape[0])[:, None] < index.lengths[None, :]
-        found = ((columns & 0xC0) != 0x80).__and__(inside).sum(axis=0).astype(np.int64)
+        found = (((columns & 0xC0) != 0x80) & inside).sum(axis=0).astype(np.int64)
         _CHAR_COUNTS[index] = found
     return found
 
@@ -79,7 +79,7 @@ class CharBudget:
 
     def __init__(self, core: EarleyCore):
         self._core = core
-        self._scan = DeadlineScan(core.recognizer._tables, core.compiled.char_deadlines)
+        self._scan = self._core.deadline_scan()
         self._marks: list[tuple[int, int]] = []  # (position, code points) after each step
         self._added: list[list[Frame]] = []
         self._bytes = bytearray()
@@ -92,7 +92,7 @@ class CharBudget:
     # -- history ---------------------------------------------------------------------------------
     def start(self, state: ParseState) -> None:
         """Forget everything; ``state`` is the state before any token."""
-        self._scan.forget(list(self._scan.frames))
+        self._scan = self._core.deadline_scan()
         self._marks = [(0, 0)]
         self._bytes = bytearray()
         self._added = [self._scan.assign_new((frame for frame, _ in state.groups),
@@ -209,31 +209,36 @@ class CharBudget:
     def _rejected(self, cursor: Cursor, ranks: list[int], index: TokenIndex) -> list[int]:
         """The ranks (ascending) whose tokens the deadlines reject from ``cursor``, walked in
         trie order: each token continues from the state of the prefix it shares with the
-        previous one."""
+        previous one, and a rejected prefix rejects every token that extends it."""
         tokens = index.tokens
+        lcp = index.lcp
+        # shared[i]: bytes rank i shares with rank i - 1 of the list (the least lcp between)
+        bounds = np.array(ranks, dtype=np.int64)
+        shared_with_previous = [0]
+        if len(ranks) > 1:
+            shared_with_previous += np.minimum.reduceat(
+                lcp[: bounds[-1] + 1], bounds[:-1] + 1).tolist()
+        scan = self._scan
         explored: list[Frame] = []
-        path: list[Cursor | None] = [cursor]  # path[k]: after k bytes of the previous token
-        previous = b""
+        start = cursor.state
+        # path[k]: (groups, chars) after k bytes of the previous token (None: rejected)
+        path: list[tuple[dict[Frame, int], int] | None] = [(dict(start.groups), cursor.chars)]
         rejected = []
         try:
-            for rank in ranks:
+            for rank, shared in zip(ranks, shared_with_previous, strict=True):
                 token = tokens[rank]
-                shared = 0
-                for a, b in zip(token, previous, strict=False):
-                    if a != b:
-                        break
-                    shared += 1
                 shared = min(shared, len(path) - 1)
                 del path[shared + 1:]
                 at = path[shared]
-                for k in range(shared, len(token)):
+                position = start.position + shared
+                for byte in token[shared:]:
                     if at is None:
                         break
-                    at = self.advance(at, token[k:k + 1], explored)
+                    at = scan.step(at[0], position, at[1], byte, explored)
+                    position += 1
                     path.append(at)
                 if at is None:
                     rejected.append(rank)
-                previous = token
         finally:
             self.discard(explored)
         return rejected

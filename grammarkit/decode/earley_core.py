@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from grammarkit.automata.char_deadlines import DeadlineScan
 from grammarkit.automata.compiled import CompiledGrammar
 from grammarkit.automata.earley import Frame, ParseState, Recognizer
 from grammarkit.automata.nfa import TokenEdge
@@ -52,6 +53,11 @@ class EarleyCore:
     def close(self, kernel: dict[Frame, int], position: int) -> ParseState:
         """The state of ``kernel`` (groups just stepped) after completion and prediction."""
         return ParseState(position, tuple(self._tables.close(kernel, position).items()))
+
+    def deadline_scan(self) -> DeadlineScan:
+        """A new scan giving items the character deadlines of the grammar's ``max_chars``
+        rules (see :mod:`grammarkit.automata.char_deadlines`)."""
+        return DeadlineScan(self._tables, self.compiled.char_deadlines)
 
     # -- configurations --------------------------------------------------------------------------
     def config(self, states: frozenset[int] | list[int]) -> int:

@@ -229,6 +229,25 @@ def test_where_xgrammar_shares_rules_differently(ebnf: str, text: str, theirs: b
     assert Grammar.from_ebnf(ebnf).matches(text) == ours
 
 
+def test_strings_and_rollbacks_keep_xgrammars_deadlines(small_vocab: Vocabulary) -> None:
+    """``accept_string`` reads with the deadlines; ``rollback`` restores the count."""
+    ebnf = 'root ::= v ">"\nv[max_chars=3] ::= "(" v ")" | [ab]*'
+    info = xgr.TokenizerInfo(TOKENS, xgr.VocabType.RAW, stop_token_ids=[STOP])
+    theirs = xgr.GrammarMatcher(
+        xgr.GrammarCompiler(info, cache_enabled=False).compile_grammar(ebnf))
+    ours = TokenMatcher(Grammar.from_ebnf(ebnf), small_vocab)
+    for matcher in (ours, theirs):
+        assert not matcher.accept_string("abab>")  # `>` alive: v is dropped after `aba`
+        assert matcher.accept_string("(ab")
+        assert matcher.accept_token(TOKENS.index(b"ab"))  # spent, nothing else alive: relaxed
+    assert _allowed(ours) == _reference_allowed(theirs)
+    for matcher in (ours, theirs):
+        matcher.rollback(1)
+        assert matcher.accept_token(TOKENS.index(b")"))
+    assert _allowed(ours) == _reference_allowed(theirs)
+    assert ours.find_jump_forward_string() == theirs.find_jump_forward_string()
+
+
 LAZY = [
     # a budgeted rule inside a lazy rule is expanded into it: no budget there (xgrammar's too)
     'root ::= u\nu[lazy] ::= v ">"\nv[max_chars=2] ::= [a-z]*',
