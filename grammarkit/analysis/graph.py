@@ -11,8 +11,12 @@ from collections.abc import Callable, Iterable, Sequence
 from grammarkit.analysis.charset import EMPTY, CharSet
 
 
-def strongly_connected_components(successors: Sequence[Sequence[int]]) -> list[list[int]]:
-    """Tarjan's strongly connected components, each listed after every component it reaches."""
+def strongly_connected_components(successors: Sequence[Sequence[int]],
+                                  starts: Iterable[int] | None = None) -> list[list[int]]:
+    """Tarjan's strongly connected components, each listed after every component it reaches.
+
+    Only the nodes reachable from ``starts`` (default: every node) are visited.
+    """
     count = len(successors)
     index = [-1] * count
     low = [0] * count
@@ -20,7 +24,7 @@ def strongly_connected_components(successors: Sequence[Sequence[int]]) -> list[l
     stack: list[int] = []
     components: list[list[int]] = []
     counter = 0
-    for start in range(count):
+    for start in range(count) if starts is None else starts:
         if index[start] != -1:
             continue
         index[start] = low[start] = counter

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Hashable
 
+from grammarkit.analysis.graph import strongly_connected_components
 from grammarkit.convert.json_schema.automata import DFA, Ranges
 from grammarkit.ebnf import ast
 
@@ -104,7 +105,8 @@ def _identities(a: DFA, languages: dict[Hashable, int]) -> dict[int, int]:
     def number(description: Hashable) -> int:
         return languages.setdefault(description, len(languages))
 
-    for component in _components(a):
+    successors = [[target for _, target in edges] for edges in a.edges]
+    for component in strongly_connected_components(successors, starts=(a.start,)):
         members = set(component)
         if len(component) == 1 and all(t != component[0] for _, t in a.edges[component[0]]):
             state = component[0]
@@ -140,44 +142,3 @@ def _traversal(a: DFA, start: int, members: set[int], exits: dict[int, int]
                 edges.append((ranges, False, exits[target]))
         shape.append((state in a.accepting, tuple(edges)))
     return tuple(shape)
-
-
-def _components(a: DFA) -> list[list[int]]:
-    """The strongly connected components reachable from the start, each after every component
-    it leads to (Tarjan's algorithm, without recursion)."""
-    index: dict[int, int] = {}
-    low: dict[int, int] = {}
-    on_stack: set[int] = set()
-    stack: list[int] = []
-    components: list[list[int]] = []
-    work = [(a.start, 0)]
-    while work:
-        state, edge = work.pop()
-        if edge == 0:
-            index[state] = low[state] = len(index)
-            stack.append(state)
-            on_stack.add(state)
-        edges = a.edges[state]
-        while edge < len(edges):
-            target = edges[edge][1]
-            edge += 1
-            if target not in index:
-                work.append((state, edge))
-                work.append((target, 0))
-                break
-            if target in on_stack:
-                low[state] = min(low[state], index[target])
-        else:
-            if low[state] == index[state]:
-                component = []
-                while True:
-                    member = stack.pop()
-                    on_stack.discard(member)
-                    component.append(member)
-                    if member == state:
-                        break
-                components.append(component)
-            if work:
-                parent = work[-1][0]
-                low[parent] = min(low[parent], low[state])
-    return components
