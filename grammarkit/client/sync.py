@@ -29,7 +29,7 @@ from grammarkit.client.types import (
 )
 
 if TYPE_CHECKING:
-    from typing_extensions import Self
+    from typing import Self
 
 
 class CompletionStream:
