@@ -440,9 +440,13 @@ class _Parser:
                         _HINT_FLAGS)
             return False, None
         named = "(?P<name>...)" if self.python else "(?<name>...)"
-        self._error("GK131", "unknown group syntax", self._span(start, 3),
-                    f"`(?:...)` is a group, `{named}` a named group; escape a literal "
-                    "parenthesis as `\\(`")
+        hint = (f"`(?:...)` is a group, `{named}` a named group; escape a literal parenthesis "
+                "as `\\(`")
+        if not self.python and text.startswith("(?P<", start):
+            hint = ("`(?P<name>...)` is Python's named group: write `(?<name>...)`, or read the "
+                    "pattern as Python's (flavor=\"python\"; on the command line `grammarkit "
+                    "convert regex --flavor python`)")
+        self._error("GK131", "unknown group syntax", self._span(start, 3), hint)
         self.pos = start + 2
         return True, None
 

@@ -534,6 +534,8 @@ REJECTED = [
     (r"\c1", "ecma", "GK131", (0, 2), "line feed", True),
     ("(?<n", "ecma", "GK131", (0, 4), "(?<name>...)", True),
     ("(?<1a>x)", "ecma", "GK131", (0, 6), "group name", True),
+    # a Python named group (semver.org's regex) in the ECMAScript flavor: say which flavor reads it
+    ("(?P<major>0|[1-9]\\d*)", "ecma", "GK131", (0, 3), "convert regex --flavor python", True),
     # xgrammar accepts these, with a meaning that differs from JavaScript's or none at all:
     ("a^b", "ecma", "GK130", (1, 2), "start and end", False),
     ("a$b", "ecma", "GK130", (1, 2), "start and end", False),
