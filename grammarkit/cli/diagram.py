@@ -4,10 +4,26 @@ from __future__ import annotations
 
 import sys
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import click
 
-from grammarkit.cli.common import EXIT_ERRORS, echo, read, render, root_option, write_file
+from grammarkit.cli.common import (
+    EXIT_ERRORS,
+    GBNF_SUFFIX,
+    echo,
+    gbnf_hint,
+    load_gbnf,
+    read,
+    render,
+    root_option,
+    write_file,
+)
+
+if TYPE_CHECKING:
+    from grammarkit.diagnostics import Diagnostic
+    from grammarkit.ebnf import ast
+    from grammarkit.source import SourceText
 
 
 @click.command("diagram")
@@ -19,18 +35,16 @@ from grammarkit.cli.common import EXIT_ERRORS, echo, read, render, root_option, 
               help="Draw only this rule (as SVG unless the output ends with .html).")
 @root_option
 def command(grammar_path: str, output: str | None, rule: str | None, root: str) -> None:
-    """Railroad diagrams of GRAMMAR (*.ebnf): one SVG per rule, in a self-contained HTML page.
+    """Railroad diagrams of GRAMMAR (*.ebnf, or llama.cpp *.gbnf): one SVG per rule, in a
+    self-contained HTML page.
 
     Each rule reference links to its rule's diagram. A grammar with errors is drawn as far as
     it parses; its errors are listed on the page and the exit code is 1.
     """
     from grammarkit.authoring.railroad import grammar_html, rule_svg
-    from grammarkit.ebnf.parser import parse
 
     source = read(grammar_path)
-    result = parse(source.text, root)
-    errors = [d.with_source(source) for d in result.diagnostics if d.is_error]
-    rules = list(result.ast.rules)
+    errors, rules = _rules(source, root)
     if rule is not None:
         rules = [r for r in rules if r.name == rule]
         if not rules:
@@ -48,3 +62,20 @@ def command(grammar_path: str, output: str | None, rule: str | None, root: str) 
     if errors:
         echo(render(errors), err=True)
         sys.exit(EXIT_ERRORS)
+
+
+def _rules(source: SourceText, root: str) -> tuple[list[Diagnostic], list[ast.Rule]]:
+    """The errors and the rules of ``source``: a ``*.gbnf`` file is converted first; an EBNF
+    text keeps the rules that parse despite errors (with a GK173 note if it reads as GBNF)."""
+    from grammarkit.diagnostics import GrammarError
+    from grammarkit.ebnf.parser import parse
+
+    if source.path.endswith(GBNF_SUFFIX):
+        loaded = load_gbnf(source, root)
+        if isinstance(loaded, GrammarError):
+            return loaded.diagnostics, []
+        return [], list(loaded.ast.rules)
+    result = parse(source.text, root)
+    errors = [d.with_source(source) for d in result.diagnostics if d.is_error]
+    note = gbnf_hint(source, root) if errors else None
+    return errors + ([note] if note is not None else []), list(result.ast.rules)

@@ -91,3 +91,27 @@ def test_cli_svg_needs_a_rule(tmp_path: Path) -> None:
     assert ET.fromstring(result.stdout).tag == f"{SVG_NS}svg"
     result = CliRunner().invoke(main, ["diagram", grammar, "--rule", "nope"])
     assert result.exit_code == 2 and "no rule `nope`" in result.stderr
+
+
+JSON_ARR_WS = 'root ::= "[" ws "]"\nws ::= | " " | "\\n" [ \\t]{0,20}\n'
+"""llama.cpp's json_arr.gbnf style: an empty first alternative, which GBNF allows."""
+
+
+def test_cli_draws_gbnf_files(tmp_path: Path) -> None:
+    # `diagram json_arr.gbnf` read llama.cpp GBNF as EBNF: GK101 at `ws ::= |`, exit 1
+    path = tmp_path / "arr.gbnf"
+    path.write_text(JSON_ARR_WS)
+    out = tmp_path / "arr.html"
+    result = CliRunner().invoke(main, ["diagram", str(path), "-o", str(out)])
+    assert result.exit_code == 0, result.stderr
+    page = out.read_text("utf-8")
+    assert '<h2 id="rule-root">' in page and '<h2 id="rule-ws">' in page
+    assert "The grammar has errors" not in page
+
+
+def test_cli_says_when_an_ebnf_file_reads_as_gbnf(tmp_path: Path) -> None:
+    path = tmp_path / "arr.ebnf"
+    path.write_text(JSON_ARR_WS)
+    result = CliRunner().invoke(main, ["diagram", str(path), "-o", str(tmp_path / "a.html")])
+    assert result.exit_code == 1
+    assert "GK101" in result.stderr and "GK173" in result.stderr
