@@ -30,7 +30,7 @@ import numpy as np
 
 from grammarkit.automata.char_deadlines import code_points
 from grammarkit.decode.bitmask import Words, clear_bits
-from grammarkit.decode.deadline_automaton import DeadlineAutomaton
+from grammarkit.decode.deadline_automaton import MASK_CACHE_SIZE, DeadlineAutomaton
 from grammarkit.decode.earley_core import EarleyCore, Frame, ParseState
 from grammarkit.decode.token_index import TokenIndex
 
@@ -196,6 +196,13 @@ class CharBudget:
         way is taken whole, and xgrammar holds it to no deadline inside it)."""
         scan = self._scan
         state = cursor.state
+        automaton = self._automaton
+        if automaton is not None:
+            start = automaton.start(dict(state.groups), state.position, cursor.chars, scan)
+            found = automaton.masks.get(start)
+            if found is not None:
+                automaton.masks.move_to_end(start)
+                return found
         reach = min(scan.lowest(state.groups) - cursor.chars, scan.smallest)
         bits = np.unpackbits(words.view(np.uint8), bitorder="little")[: index.vocab_size]
         if by_edges is not None:
@@ -206,12 +213,15 @@ class CharBudget:
         ranks = ranks[counts[ranks] > reach]
         if not len(ranks):
             return words
-        if self._automaton is None:
-            self._automaton = DeadlineAutomaton(self._core, index, int(counts.max()))
-        rejected = self._automaton.rejected(dict(state.groups), state.position, cursor.chars,
-                                            scan, ranks)
-        if not len(rejected):
-            return words
-        refined = words.copy()
-        clear_bits(refined, index.ids[rejected])
-        return refined
+        if automaton is None:
+            automaton = self._automaton = DeadlineAutomaton(self._core, index, int(counts.max()))
+            start = automaton.start(dict(state.groups), state.position, cursor.chars, scan)
+        rejected = automaton.rejected(start, ranks)
+        if len(rejected):
+            words = words.copy()
+            clear_bits(words, index.ids[rejected])
+            words.setflags(write=False)
+        automaton.masks[start] = words
+        if len(automaton.masks) > MASK_CACHE_SIZE:
+            automaton.masks.popitem(last=False)
+        return words
