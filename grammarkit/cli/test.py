@@ -18,6 +18,7 @@ from grammarkit.cli.common import (
     read,
     render,
     root_option,
+    try_load,
     write_file,
 )
 
@@ -41,7 +42,7 @@ if TYPE_CHECKING:
 @format_option
 def command(paths: tuple[str, ...], update: bool, show_coverage: bool, fail_under: float | None,
             root: str, output_format: str) -> None:
-    """Run the examples in NAME.examples files against NAME.ebnf or NAME.schema.json.
+    """Run the examples in NAME.examples files against NAME.ebnf, NAME.gbnf or NAME.schema.json.
 
     PATHS are examples files, grammar files (their examples file is used; a grammar without
     one is skipped with a note) or directories (searched for *.examples). An examples file holds examples like
@@ -143,15 +144,18 @@ def _load(examples_path: Path, source: SourceText,
 
     grammar_path = grammar_for(examples_path)
     if grammar_path is None:
-        raise InputError(f"no grammar beside {examples_path} (expected "
-                         f"{examples_path.stem}.ebnf or {examples_path.stem}.schema.json)")
+        stem = examples_path.stem
+        raise InputError(f"no grammar beside {examples_path} (expected {stem}.ebnf, "
+                         f"{stem}.gbnf or {stem}.schema.json)")
     try:
         examples = parse_examples(source)
         if grammar_path.name.endswith(".schema.json"):
             grammar = Grammar.from_json_schema(grammar_path, lenient=True)
         else:
-            grammar_source = read(str(grammar_path))
-            grammar = Grammar.from_ebnf(grammar_source.text, root, path=grammar_source.path)
+            loaded = try_load(read(str(grammar_path)), root)
+            if isinstance(loaded, GrammarError):
+                raise loaded
+            grammar = loaded
     except GrammarError as exc:  # SchemaError is one too
         echo(render(exc.diagnostics), err=True)
         sys.exit(EXIT_ERRORS)
