@@ -13,11 +13,13 @@ from grammarkit.cli.common import (
     EXIT_ERRORS,
     SCHEMA_SUFFIX,
     InputError,
+    JsonCommand,
     cli_diagnostic,
     dump_json,
     echo,
     files,
     format_option,
+    outcome,
     read,
     render,
     root_option,
@@ -44,7 +46,11 @@ stop_token_option = click.option(
 )
 
 
-@click.command("check")
+EMPTY: dict[str, Any] = {"path": None, "tokenizer": None, "ok": False}
+"""``--format json``: the keys of a grammar's report, for a failure before any grammar is checked."""
+
+
+@click.command("check", cls=JsonCommand, json_fields=EMPTY, json_in_list=True)
 @click.argument("paths", nargs=-1, type=click.Path(exists=True, allow_dash=True),
                 metavar="GRAMMAR...")
 @tokenizer_option
@@ -74,33 +80,34 @@ def command(paths: tuple[str, ...], tokenizer: str | None, stop_tokens: tuple[in
     if list_tokenizers:
         _list_tokenizers(output_format)
         return
-    if not paths:
-        raise click.UsageError("give at least one GRAMMAR (or --list-tokenizers)")
-    if tokenizer is None:
-        raise click.UsageError("--tokenizer PATH|NAME is required (see --list-tokenizers)")
-    from grammarkit.grammar import Grammar
+    with outcome(output_format, in_list=True, **EMPTY):
+        if not paths:
+            raise click.UsageError("give at least one GRAMMAR (or --list-tokenizers)")
+        if tokenizer is None:
+            raise click.UsageError("--tokenizer PATH|NAME is required (see --list-tokenizers)")
+        from grammarkit.grammar import Grammar
 
-    loaded = load_tokenizer_or_exit(tokenizer, stop_tokens, vocab_size)
-    outputs: list[dict[str, Any]] = []
-    failed = False
-    for path in files(paths):
-        grammar = _grammar(path, root)
-        if not isinstance(grammar, Grammar):  # errors: on stderr, or in the JSON report
-            failed = True
+        loaded = load_tokenizer_or_exit(tokenizer, stop_tokens, vocab_size)
+        outputs: list[dict[str, Any]] = []
+        failed = False
+        for path in files(paths):
+            grammar = _grammar(path, root)
+            if not isinstance(grammar, Grammar):  # errors: on stderr, or in the JSON report
+                failed = True
+                if output_format == "json":
+                    outputs.append({"path": path, "tokenizer": loaded.label, "ok": False,
+                                    "diagnostics": [d.to_json() for d in grammar]})
+                else:
+                    echo(render(grammar) + "\n", err=True)
+                continue
+            report = run_check(grammar, loaded, path, samples=samples, seed=seed,
+                               select=_codes(select), ignore=_codes(ignore))
+            failed = failed or not report.ok
             if output_format == "json":
-                outputs.append({"path": path, "tokenizer": loaded.label, "ok": False,
-                                "diagnostics": [d.to_json() for d in grammar]})
+                outputs.append({"path": path, "tokenizer": loaded.label, **report.to_json()})
             else:
-                echo(render(grammar) + "\n", err=True)
-            continue
-        report = run_check(grammar, loaded, path, samples=samples, seed=seed,
-                           select=_codes(select), ignore=_codes(ignore))
-        failed = failed or not report.ok
-        if output_format == "json":
-            outputs.append({"path": path, "tokenizer": loaded.label, **report.to_json()})
-        else:
-            echo(f"{path} with {_describe(loaded)}\n")
-            echo(report.render(loaded.vocab.token_bytes) + "\n")
+                echo(f"{path} with {_describe(loaded)}\n")
+                echo(report.render(loaded.vocab.token_bytes) + "\n")
     if output_format == "json":
         echo(dump_json(outputs))
     if failed:

@@ -24,6 +24,7 @@ from grammarkit.cli.common import (
 )
 
 if TYPE_CHECKING:
+    from grammarkit.client import CompletionsError
     from grammarkit.diagnostics import Diagnostic
     from grammarkit.generate.constraint import Constraint
     from grammarkit.grammar import Grammar
@@ -58,6 +59,7 @@ def failure(code: str, message: str, hint: str | None = None,
 def reported(output_format: str, **empty: Any) -> Iterator[None]:
     """Run a command body; a failure is printed (as ``{**empty, "diagnostics": [...]}`` on
     stdout with ``--format json``, as text on stderr otherwise) and exits with its code."""
+    from grammarkit.client import CompletionsError
     from grammarkit.diagnostics import GrammarError
     from grammarkit.generate.errors import GenerationError
 
@@ -72,12 +74,28 @@ def reported(output_format: str, **empty: Any) -> Iterator[None]:
             raise Failed(exc.diagnostics) from None
         except GenerationError as exc:
             raise Failed([exc.diagnostic], _exit_code(exc.diagnostic.code)) from None
+        except CompletionsError as exc:  # --backend remote
+            raise server_failure(exc) from None
         except ValueError as exc:  # a request the client refuses, a parameter out of range
             found = getattr(exc, "diagnostics", None)
             raise (Failed(list(found), EXIT_USAGE) if found
                    else failure("GK359", str(exc), exit_code=EXIT_USAGE)) from None
     except Failed as exc:
         _report(output_format, exc.diagnostics, exc.exit_code, empty)
+
+
+def server_failure(exc: CompletionsError) -> Failed:
+    """A remote server's failure as a diagnostic: unreachable (GK360), an error status carrying
+    the server's own message (GK361), or an answer that is not the protocol's shape (GK362)."""
+    from grammarkit.client import APIConnectionError, APIStatusError
+
+    if isinstance(exc, APIConnectionError):
+        return failure("GK360", str(exc), "check --url, and that the server is running")
+    if isinstance(exc, APIStatusError):
+        return failure("GK361", f"the server answered {exc.status_code} "
+                                f"{exc.type or 'error'}: {exc.message}")
+    return failure("GK362", f"the server's answer is not a completion: {exc}",
+                   "is --url an SGLang-compatible /v1/completions server?")
 
 
 def _exit_code(code: str) -> int:
