@@ -34,7 +34,12 @@ EXIT_USAGE = 2
 
 regex_option = click.option(
     "--regex", "is_regex", is_flag=True,
-    help="GRAMMAR is a regular expression (ECMAScript flavor), not a file.",
+    help="GRAMMAR is a regular expression, not a file (its syntax: --flavor).",
+)
+flavor_option = click.option(
+    "--flavor", type=click.Choice(["ecma", "python"]), default=None,
+    help="With --regex: ECMAScript (the default, as servers read `regex`) or Python `re` syntax "
+         "and meaning; `grammarkit convert regex --help` gives the exact rules.",
 )
 
 
@@ -111,11 +116,12 @@ def _report(output_format: str, diagnostics: list[Diagnostic], exit_code: int,
     sys.exit(exit_code)
 
 
-def load_constraint(argument: str, root: str, is_regex: bool) -> tuple[Constraint, Grammar]:
+def load_constraint(argument: str, root: str, is_regex: bool,
+                    flavor: str | None = None) -> tuple[Constraint, Grammar]:
     """The constraint named on the command line and its grammar.
 
-    ``argument`` is a regular expression (``--regex``), a ``*.schema.json`` file, or an EBNF
-    file (``-``: standard input; a ``*.gbnf`` file is read as llama.cpp GBNF).
+    ``argument`` is a regular expression (``--regex``, in ``flavor``), a ``*.schema.json``
+    file, or an EBNF file (``-``: standard input; a ``*.gbnf`` file is read as llama.cpp GBNF).
 
     Raises
     ------
@@ -125,8 +131,11 @@ def load_constraint(argument: str, root: str, is_regex: bool) -> tuple[Constrain
     from grammarkit.diagnostics import GrammarError
     from grammarkit.generate.constraint import JsonSchema, Regex, as_grammar
 
+    if flavor is not None and not is_regex:
+        raise failure("GK359", "--flavor is the syntax of a --regex pattern: add --regex",
+                      exit_code=EXIT_USAGE)
     if is_regex:
-        regex = Regex(argument)
+        regex = Regex(argument, flavor or "ecma")
         return regex, as_grammar(regex)
     if argument != "-" and not _exists(argument):
         raise InputError(f"cannot read {argument}: no such file (pass --regex for a "

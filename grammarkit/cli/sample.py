@@ -11,6 +11,7 @@ import click
 from grammarkit.cli.common import JsonCommand, dump_json, echo, format_option, root_option
 from grammarkit.cli.generation import (
     failure,
+    flavor_option,
     load_constraint,
     load_vocabulary,
     print_texts,
@@ -54,11 +55,12 @@ EMPTY: dict[str, Any] = {"samples": None}
 @click.option("--show-tokens", is_flag=True,
               help="With --tokenizer: show each token (coloured spans on a terminal).")
 @regex_option
+@flavor_option
 @root_option
 @format_option
 def command(grammar_argument: str, count: int, seed: int, max_length: int, show_coverage: bool,
             tokenizer: str | None, backend: str, max_tokens: int, show_tokens: bool,
-            is_regex: bool, root: str, output_format: str) -> None:
+            is_regex: bool, flavor: str | None, root: str, output_format: str) -> None:
     """Print random samples of GRAMMAR (an EBNF file, a *.schema.json file, or with --regex a
     regular expression).
 
@@ -76,7 +78,7 @@ def command(grammar_argument: str, count: int, seed: int, max_length: int, show_
         if show_coverage and tokenizer is not None:
             raise failure("GK359", "--coverage describes text samples: drop --tokenizer",
                           exit_code=2)
-        constraint, grammar = load_constraint(grammar_argument, root, is_regex)
+        constraint, grammar = load_constraint(grammar_argument, root, is_regex, flavor)
         if tokenizer is not None:
             _token_samples(constraint, tokenizer, backend, count, seed, max_tokens, show_tokens,
                            output_format)

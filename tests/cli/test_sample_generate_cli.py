@@ -3,13 +3,16 @@
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 import pytest
 from click.testing import CliRunner, Result
 
+import grammarkit as gk
 from grammarkit import Grammar
 from grammarkit.cli import main
+from grammarkit.generate.constraint import request_field
 
 HERE = Path(__file__).resolve().parent
 GRAMMARS = HERE.parents[1] / "grammars"
@@ -53,6 +56,35 @@ def test_single_line_samples_one_per_line() -> None:
     lines = result.stdout.splitlines()
     assert result.exit_code == 0 and len(lines) == 4
     assert all(Grammar.from_regex("[a-z]{2,6}@[a-z]{2,5}\\.com").matches(x) for x in lines)
+
+
+def _texts(stdout: str) -> list[str]:
+    """The texts of a `sample` or `generate` JSON report."""
+    report = json.loads(stdout)
+    return report["samples"] if "samples" in report else [c["text"] for c in report["choices"]]
+
+
+@pytest.mark.parametrize("command", [["sample"], ["generate", "--prompt", "x", "--tokenizer",
+                                                   "qwen3.6", "--max-tokens", "12"]])
+def test_regex_flavor(command: list[str]) -> None:
+    """`--flavor python` reads the pattern as Python's `re` does: `\\Z` is the end (the
+    ECMAScript default reads `\\Z` as the letter Z)."""
+    python = run([*command, "--regex", "--flavor", "python", "[ab]{3}\\Z", "--seed", "3",
+                  "-n", "4", "--format", "json"])
+    assert python.exit_code == 0
+    assert all(re.fullmatch("[ab]{3}", text) for text in _texts(python.stdout))
+    ecma = run([*command, "--regex", "[ab]{3}\\Z", "--seed", "3", "--format", "json"])
+    assert ecma.exit_code == 0
+    assert all(re.fullmatch("[ab]{3}Z", text) for text in _texts(ecma.stdout))
+    alone = run([*command, "--flavor", "python", "--format", "json", "x.ebnf"])
+    assert alone.exit_code == 2
+    assert json.loads(alone.stdout)["diagnostics"][0]["code"] == "GK359"
+
+
+def test_python_regexes_go_to_servers_as_ebnf() -> None:
+    field, text = request_field(gk.Regex("a.b\\Z", flavor="python"))
+    assert field == "ebnf" and gk.Grammar.from_ebnf(text).matches("a-b")
+    assert not gk.Grammar.from_ebnf(text).matches("a\nb")
 
 
 def test_schema_samples_and_coverage_json() -> None:
