@@ -25,6 +25,7 @@ from grammarkit.cli.common import (
     root_option,
     try_load,
 )
+from grammarkit.cli.generation import conversion_warnings, lenient_option
 
 if TYPE_CHECKING:
     from grammarkit.check.tokenizers import LoadedTokenizer
@@ -66,11 +67,13 @@ EMPTY: dict[str, Any] = {"path": None, "tokenizer": None, "ok": False}
               help="Comma-separated codes or prefixes of the findings to report (default ALL).")
 @click.option("--ignore", multiple=True, metavar="CODES",
               help="Comma-separated codes or prefixes of the findings to skip.")
+@lenient_option
 @root_option
 @format_option
 def command(paths: tuple[str, ...], tokenizer: str | None, stop_tokens: tuple[int, ...],
-            vocab_size: int | None, list_tokenizers: bool, samples: int, seed: int, select: tuple[str, ...],
-            ignore: tuple[str, ...], root: str, output_format: str) -> None:
+            vocab_size: int | None, list_tokenizers: bool, samples: int, seed: int,
+            select: tuple[str, ...], ignore: tuple[str, ...], lenient: bool, root: str,
+            output_format: str) -> None:
     """Check grammars (*.ebnf) and JSON Schemas (*.schema.json) against a model's tokenizer.
 
     Finds what fails only with a real vocabulary: text it cannot spell, no way to stop,
@@ -91,7 +94,7 @@ def command(paths: tuple[str, ...], tokenizer: str | None, stop_tokens: tuple[in
         outputs: list[dict[str, Any]] = []
         failed = False
         for path in files(paths):
-            grammar = _grammar(path, root)
+            grammar = _grammar(path, root, lenient)
             if not isinstance(grammar, Grammar):  # errors: on stderr, or in the JSON report
                 failed = True
                 if output_format == "json":
@@ -100,11 +103,14 @@ def command(paths: tuple[str, ...], tokenizer: str | None, stop_tokens: tuple[in
                 else:
                     echo(render(grammar) + "\n", err=True)
                 continue
+            warnings = conversion_warnings(grammar, path, output_format)
             report = run_check(grammar, loaded, path, samples=samples, seed=seed,
                                select=_codes(select), ignore=_codes(ignore))
             failed = failed or not report.ok
             if output_format == "json":
-                outputs.append({"path": path, "tokenizer": loaded.label, **report.to_json()})
+                checked = report.to_json()
+                checked["diagnostics"] = [*warnings, *checked["diagnostics"]]
+                outputs.append({"path": path, "tokenizer": loaded.label, **checked})
             else:
                 echo(f"{path} with {_describe(loaded)}\n")
                 echo(report.render(loaded.vocab.token_bytes) + "\n")
@@ -169,8 +175,9 @@ def split_check_selectors(codes: list[str] | None) -> tuple[list[str] | None, li
 _LOADED: dict[tuple[str, tuple[int, ...]], LoadedTokenizer] = {}
 
 
-def _grammar(path: str, root: str) -> Grammar | list[Diagnostic]:
-    """The grammar or converted schema in ``path``, or its errors."""
+def _grammar(path: str, root: str, lenient: bool) -> Grammar | list[Diagnostic]:
+    """The grammar or converted schema in ``path`` (leniently with ``lenient``), or its
+    errors."""
     from grammarkit.diagnostics import GrammarError
     from grammarkit.grammar import Grammar
 
@@ -180,11 +187,11 @@ def _grammar(path: str, root: str) -> Grammar | list[Diagnostic]:
     if path == "-":
         raise InputError("a JSON Schema cannot be read from standard input here: name its file")
     try:
-        return Grammar.from_json_schema(Path(path))
+        return Grammar.from_json_schema(Path(path), lenient=lenient)
     except GrammarError as exc:
         from grammarkit.convert.json_schema import command_line_wording
 
-        return command_line_wording(exc.diagnostics, converting=False)
+        return command_line_wording(exc.diagnostics, options={"lenient"})
     except ValueError as exc:
         return [cli_diagnostic("GK171", f"cannot convert the schema: {exc}", path)]
 

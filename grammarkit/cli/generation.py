@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import sys
+from collections import Counter
 from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any, NoReturn
@@ -18,6 +19,7 @@ from grammarkit.cli.common import (
     InputError,
     dump_json,
     echo,
+    plural,
     read,
     render,
     try_load,
@@ -35,6 +37,11 @@ EXIT_USAGE = 2
 regex_option = click.option(
     "--regex", "is_regex", is_flag=True,
     help="GRAMMAR is a regular expression, not a file (its syntax: --flavor).",
+)
+lenient_option = click.option(
+    "--lenient", is_flag=True,
+    help="A *.schema.json: drop keywords no grammar can enforce (counted in one warning line) "
+         "instead of failing, as `grammarkit convert json-schema --lenient` does.",
 )
 flavor_option = click.option(
     "--flavor", type=click.Choice(["ecma", "python"]), default=None,
@@ -116,12 +123,13 @@ def _report(output_format: str, diagnostics: list[Diagnostic], exit_code: int,
     sys.exit(exit_code)
 
 
-def load_constraint(argument: str, root: str, is_regex: bool,
-                    flavor: str | None = None) -> tuple[Constraint, Grammar]:
+def load_constraint(argument: str, root: str, is_regex: bool, flavor: str | None = None,
+                    lenient: bool = False) -> tuple[Constraint, Grammar]:
     """The constraint named on the command line and its grammar.
 
     ``argument`` is a regular expression (``--regex``, in ``flavor``), a ``*.schema.json``
-    file, or an EBNF file (``-``: standard input; a ``*.gbnf`` file is read as llama.cpp GBNF).
+    file (converted leniently with ``lenient``), or an EBNF file (``-``: standard input; a
+    ``*.gbnf`` file is read as llama.cpp GBNF).
 
     Raises
     ------
@@ -148,17 +156,35 @@ def load_constraint(argument: str, root: str, is_regex: bool,
             schema = json.loads(source.text)
         except json.JSONDecodeError as exc:
             raise InputError(f"{argument}: not JSON: {exc}") from None
-        constraint = JsonSchema(schema)
+        constraint = JsonSchema(schema, lenient=True) if lenient else JsonSchema(schema)
         try:
             return constraint, as_grammar(constraint)
         except GrammarError as exc:
             raise GrammarError(command_line_wording(
                 [d if d.source else d.with_source(source) for d in exc.diagnostics],
-                converting=False)) from None
+                options={"lenient"})) from None
     loaded = try_load(source, root)  # *.gbnf files as GBNF; a GK173 note for GBNF-like text
     if isinstance(loaded, GrammarError):
         raise loaded
     return loaded, loaded
+
+
+def conversion_warnings(grammar: Grammar, argument: str,
+                        output_format: str) -> list[dict[str, Any]]:
+    """What a lenient schema conversion dropped: the JSON report's ``diagnostics``, or (text
+    mode) one warning line on stderr saying how many and where to see them."""
+    from grammarkit.convert.json_schema import command_line_wording
+
+    warnings = command_line_wording(list(grammar.warnings), options={"lenient"})
+    if output_format == "json":
+        return [d.to_json() for d in warnings]
+    if warnings:
+        codes = Counter(d.code for d in warnings)
+        counted = ", ".join(f"{code} ×{n}" if n > 1 else code for code, n in sorted(codes.items()))
+        echo(f"warning: {argument}: the lenient conversion left parts of the schema unenforced "
+             f"({plural(len(warnings), 'warning')}: {counted}); `grammarkit convert "
+             f"json-schema --lenient {argument}` shows them", err=True)
+    return []
 
 
 def _exists(path: str) -> bool:

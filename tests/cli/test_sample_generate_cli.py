@@ -242,3 +242,26 @@ def test_sample_takes_an_installed_tokenizer_by_name(tmp_path: Path) -> None:
     grammar = Grammar.from_ebnf(path.read_text())
     assert len(samples) == 2
     assert all(grammar.matches(s["text"]) for s in samples if s["finish_reason"] == "stop")
+
+
+@pytest.mark.parametrize("command", [
+    ["sample", "-n", "2"],
+    ["generate", "--prompt", "x", "--tokenizer", "qwen3.6", "--max-tokens", "8"],
+    ["check", "--tokenizer", "qwen3.6", "--samples", "5"],
+])
+def test_lenient_schemas(command: list[str], tmp_path: Path) -> None:
+    """A real schema refers to another document: `--lenient` previews it anyway, with one
+    warning line (the hint used to send users to `grammarkit convert json-schema`)."""
+    schema = tmp_path / "task.schema.json"
+    schema.write_text(json.dumps({"type": "object", "properties": {
+        "options": {"$ref": "grunt-task.json#/additionalProperties"}}}))
+    strict = run([*command, str(schema)])
+    assert strict.exit_code == 1 and "GK154" in strict.stderr
+    assert "add --lenient" in strict.stderr
+    lenient = run([*command, str(schema), "--lenient"])
+    assert lenient.exit_code == 0, lenient.output
+    assert "the lenient conversion left parts of the schema unenforced (1 warning: GK254)" \
+        in lenient.stderr
+    report = json.loads(run([*command, str(schema), "--lenient", "--format", "json"]).stdout)
+    diagnostics = report[0]["diagnostics"] if isinstance(report, list) else report["diagnostics"]
+    assert "GK254" in [d["code"] for d in diagnostics]
