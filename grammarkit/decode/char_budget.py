@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import bisect
 import weakref
+from typing import cast
 
 import numpy as np
 
@@ -36,6 +37,20 @@ from grammarkit.decode.token_index import TokenIndex
 
 _CHAR_COUNTS: weakref.WeakKeyDictionary[TokenIndex, np.ndarray] = weakref.WeakKeyDictionary()
 """Per token index, the code points (bytes that start one) of each rank."""
+
+
+_AUTOMATA: weakref.WeakKeyDictionary[EarleyCore, DeadlineAutomaton] = weakref.WeakKeyDictionary()
+"""Per grammar's Earley adapter (one per mask engine), the automaton its matchers share."""
+
+
+def _shared_automaton(core: EarleyCore, index: TokenIndex) -> DeadlineAutomaton:
+    """The deadline automaton of ``core``'s matchers, made on first use."""
+    found = _AUTOMATA.get(core)
+    if found is None:
+        # a proxy: the automaton must not keep its own key alive
+        proxy = cast(EarleyCore, weakref.proxy(core))
+        found = _AUTOMATA[core] = DeadlineAutomaton(proxy, index, int(_char_counts(index).max()))
+    return found
 
 
 def _char_counts(index: TokenIndex) -> np.ndarray:
@@ -88,7 +103,6 @@ class CharBudget:
         self._marks: list[tuple[int, int]] = []  # (position, code points) after each step
         self._added: list[list[Frame]] = []
         self._bytes = bytearray()
-        self._automaton: DeadlineAutomaton | None = None  # made by the first walk
 
     @classmethod
     def of(cls, core: EarleyCore) -> CharBudget | None:
@@ -196,7 +210,7 @@ class CharBudget:
         way is taken whole, and xgrammar holds it to no deadline inside it)."""
         scan = self._scan
         state = cursor.state
-        automaton = self._automaton
+        automaton = _AUTOMATA.get(self._core)
         if automaton is not None:
             start = automaton.start(dict(state.groups), state.position, cursor.chars, scan)
             found = automaton.masks.get(start)
@@ -214,7 +228,7 @@ class CharBudget:
         if not len(ranks):
             return words
         if automaton is None:
-            automaton = self._automaton = DeadlineAutomaton(self._core, index, int(counts.max()))
+            automaton = _shared_automaton(self._core, index)
             start = automaton.start(dict(state.groups), state.position, cursor.chars, scan)
         rejected = automaton.rejected(start, ranks)
         if len(rejected):

@@ -11,11 +11,11 @@ clipped to ``0..far`` (``far``: the most code points of a token; a clipped ``far
 deadline). Equal keys step alike under every byte string a token can hold, so the first
 state met with a key stands for it, and steps between numbers are kept in a dense
 ``[states, 256]`` table filled on first use: a walk runs every candidate token through it
-column by column, and only unseen ``(state, byte)`` pairs cost a parser step (which fills
-the entries of every byte of the grammar's byte class that starts, or continues, a code
-point as the byte does). Tokens sharing
-a prefix share its steps, and so do the masks of one matcher (a new word under a budget meets
-the states the previous one did).
+column by column, and only unseen ``(state, byte)`` pairs cost a parser step (which fills the
+entries of every byte of the grammar's byte class that starts, or continues, a code point as
+the byte does). Tokens sharing a prefix share its steps, and so do the masks of one matcher (a
+new word under a budget meets the states the previous one did). Equal keys also have equal
+masks, so the caller keeps masks by state number (:attr:`DeadlineAutomaton.masks`).
 
 The automaton keeps its own :class:`~grammarkit.automata.char_deadlines.DeadlineScan`: the
 frames of its states stay known there whatever the matcher rolls back.
