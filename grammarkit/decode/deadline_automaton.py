@@ -39,8 +39,11 @@ UNKNOWN = -2
 """Table entry of a step not computed yet (``-1``: the byte is rejected)."""
 
 MAX_STATES = 50_000
-"""States kept before the automaton starts afresh (bounds the table to about 50 MB; frame
-keys, one per frame and count of code points, to 16 times as many)."""
+"""States kept before the automaton starts afresh (bounds the table to about 50 MB)."""
+
+MAX_FRAMES = 100_000
+"""Frames known (those of its states and of the matchers' states it started from), and frame
+keys (one per frame and count of code points), kept before the automaton starts afresh."""
 
 DENSE_PAIRS = 1 << 20
 """Unknown ``(state, byte)`` pairs are deduplicated in a dense scratch array up to this size."""
@@ -179,7 +182,8 @@ class DeadlineAutomaton:
         """The number of ``groups`` at byte ``position``, ``chars`` code points read (``scan``
         knows their frames): equal numbers have equal masks until the automaton starts afresh,
         which happens only here (then :attr:`masks` is emptied)."""
-        if len(self._states) > MAX_STATES or len(self._frame_keys) > 16 * MAX_STATES:
+        if (len(self._states) > MAX_STATES or len(self._frame_keys) > MAX_FRAMES
+                or len(self._scan.frames) > MAX_FRAMES):
             self._reset()
         self._adopt(groups, scan)
         return self._number(groups, position, chars)

@@ -23,7 +23,7 @@ from hypothesis import strategies as st
 from xgrammar.testing import _is_grammar_accept_string
 
 from grammarkit import Grammar, sample
-from grammarkit.decode import TokenMatcher, allocate_token_bitmask
+from grammarkit.decode import TokenMatcher, allocate_token_bitmask, deadline_automaton
 from grammarkit.vocab import Vocabulary
 
 pytestmark = pytest.mark.xgrammar
@@ -451,3 +451,14 @@ def test_masks_of_repeated_budgets_are_xgrammars(ebnf: str, choices: list[int]) 
     and every mask stays xgrammar's."""
     _same_walk(ebnf, choices, Vocabulary(WORD_TOKENS, stop_ids=[len(WORD_TOKENS) - 1]),
                WORD_TOKENS)
+
+
+def test_masks_stay_xgrammars_when_the_deadline_automaton_starts_afresh(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """The automaton starts afresh once it knows too many states or frames; its numbers and
+    the masks kept by them go with it."""
+    monkeypatch.setattr(deadline_automaton, "MAX_STATES", 3)
+    monkeypatch.setattr(deadline_automaton, "MAX_FRAMES", 8)
+    vocab = Vocabulary(WORD_TOKENS, stop_ids=[len(WORD_TOKENS) - 1])
+    for seed, ebnf in enumerate(WORDS):
+        _same_walk(ebnf, [seed * 37 + 11 * k for k in range(25)], vocab, WORD_TOKENS)
