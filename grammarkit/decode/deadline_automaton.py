@@ -29,7 +29,6 @@ import numpy as np
 import numpy.typing as npt
 
 from grammarkit.automata.char_deadlines import NO_DEADLINE, DeadlineScan
-from grammarkit.automata.earley import parents_first
 from grammarkit.decode.bitmask import Words
 from grammarkit.decode.earley_core import EarleyCore, Frame
 from grammarkit.decode.token_index import TokenIndex
@@ -151,9 +150,13 @@ class DeadlineAutomaton:
         """Make the frames of ``groups`` (and their ancestors), which ``scan`` knows, known here."""
         known = self._scan.frames
         earliest = self._scan.earliest
-        for frame in parents_first((frame for frame in groups), known):
-            info = known[frame] = scan.frames[frame]
-            earliest = min(earliest, min(info.deadlines.values(), default=NO_DEADLINE))
+        pending = [frame for frame in groups if frame not in known]
+        while pending:
+            frame = pending.pop()
+            if frame not in known:
+                info = known[frame] = scan.frames[frame]
+                earliest = min(earliest, min(info.deadlines.values(), default=NO_DEADLINE))
+                pending.extend(parent for parent, _ in frame.parents if parent not in known)
         self._scan.earliest = earliest
 
     def _step(self, number: int, byte: int) -> None:
