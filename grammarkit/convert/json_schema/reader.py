@@ -152,6 +152,7 @@ class Reader:
         self._disjoint_children: dict[tuple[Child, Child], bool] = {}
         self._empty_children: dict[tuple[Child, int], bool] = {}
         self._schemas: dict[str, Node] = {}
+        self._empty_objects: dict[tuple[ObjectSet, int], bool] = {}
         self._doubts = 0
         # `unevaluatedProperties` decided per object set needs the sets as the schema wrote
         # them (a set with more clauses evaluates more names): absorb only without it.
@@ -456,6 +457,18 @@ class Reader:
         return s.min_items > len(s.prefix) and self.child_is_empty(s.items, depth)
 
     def _object_set_empty(self, s: ObjectSet, depth: int) -> bool:
+        """Whether ``s`` allows no object, memoized as :meth:`child_is_empty` (chains of
+        ``allOf`` and ``if`` meet the same sets again at every step)."""
+        key = (s, depth)
+        found = self._empty_objects.get(key)
+        if found is None:
+            doubts = self._doubts
+            found = self._object_set_empty_now(s, depth)
+            if self._doubts == doubts:
+                self._empty_objects[key] = found
+        return found
+
+    def _object_set_empty_now(self, s: ObjectSet, depth: int) -> bool:
         if s.max_properties is not None and len(s.required) > s.max_properties:
             return True
         for name in s.required:
