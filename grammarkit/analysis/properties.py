@@ -113,6 +113,9 @@ class ExprGraph:
                 if rule.lookahead is not None:
                     self.lookahead[name] = self._add(rule.lookahead, naming)
                 self.naming[name] = naming
+        self.preorder = self.folded is not None
+        """Whether nodes are numbered depth-first, each before its descendants and these
+        right after it (numbered as a tree, not :attr:`shared`)."""
         nodes, types, body = self.nodes, self.types, self.body
         target_rule, target = self.target_rule, self.target
         for naming in self.naming.values():
