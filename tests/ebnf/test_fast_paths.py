@@ -99,7 +99,8 @@ _RULE = st.tuples(
     st.sampled_from(("root", "x", "y", "x", "Regex", "true")),
     st.sampled_from(("", "", "", "[lazy]", " ", "[cap]")),
     st.lists(_element(2), min_size=1, max_size=3).map(" | ".join),
-    st.sampled_from(("", "", "", " # c", " |", " )", " ::=", '"\\q', "[x")),
+    st.sampled_from(("", "", "", " # c", " |", " )", " ::=", '"\\q', "[x", ' (= "x" y*)',
+                     ' (= ("x") | x) # c', " (=)", ' (= "x")?')),
 ).map(lambda parts: f"{parts[0]}{parts[1]} ::= {parts[2]}{parts[3]}")
 
 
