@@ -6,8 +6,8 @@ lexer's token objects and the reader walking them cost more than the AST they be
 reader takes one regular-expression step per token and builds the very nodes
 :mod:`grammarkit.ebnf.descent` builds from the tokens (same types, values and spans).
 
-Comments are kept as the lexer keeps them. Anything else ends the fast reading of a rule:
-a macro call, a lookahead, an
+Comments are kept as the lexer keeps them, and a lookahead ``(= ...)`` ending a rule is read
+as the rule's body is. Anything else ends the fast reading of a rule: a macro call, an
 attribute block, or anything the lexer or the parser would report, except references to
 undefined rules (the caller checks those). That rule's text, up to the next line that starts
 a rule definition, becomes a :class:`Region` for the lexer and the parser.
@@ -39,7 +39,7 @@ _INTEGER = r"[0-9]{1,15}(?![0-9])"
 _TOKEN = re.compile(
     _SPACE + r"(?:"
     rf"(?P<name>{_NAME})(?!\[)(?P<assign>{_SPACE}::=)?"
-    r"|(?P<suffix>[*+?])|(?P<open>\((?!=))|(?P<close>\))|(?P<pipe>\|)"
+    r"|(?P<suffix>[*+?])|(?P<open>\((?!=))|(?P<close>\))|(?P<pipe>\|)|(?P<lookahead>\(=)"
     rf"|(?P<string>{PLAIN_STRING})"
     rf"|(?P<char_class>{PLAIN_CLASS})"
     rf"|(?P<braces>\{{{_SPACE}(?P<low>{_INTEGER}){_SPACE}"
@@ -165,6 +165,7 @@ class _Reader:
         items: list[ast.Expr] = []
         choices_start = sequence_start = item_start = -1
         open_groups: list[tuple[list[ast.Expr], list[ast.Expr], int, int, int]] = []
+        body: ast.Expr | None = None  # once a lookahead starts
         quantifiable = False
         high: int | None
         pos = end = start.end()
@@ -197,6 +198,7 @@ class _Reader:
             elif kind == "close":
                 if not open_groups:
                     raise _NotPlain
+                element_items = items
                 if items:
                     element = items[0] if len(items) == 1 else _SEQUENCE(
                         tuple(items), Span(sequence_start, end))
@@ -209,6 +211,13 @@ class _Reader:
                     element = _SEQUENCE((), Span(open_groups[-1][4], pos))
                 alternatives, items, choices_start, sequence_start, token_start = (
                     open_groups.pop())
+                if body is not None and not open_groups:  # the end of the lookahead
+                    if not element_items:
+                        raise _NotPlain  # `(=)`: the parser reports it
+                    kind, m = self._after_lookahead(pos)
+                    rule = ast.Rule(name, body, element, (), Span(name_start, pos),
+                                    Span(name_start, name_end))
+                    return rule, self._next_rule(kind, m)
             elif kind == "open":
                 if len(open_groups) == MAX_DEPTH:
                     raise _NotPlain
@@ -251,6 +260,16 @@ class _Reader:
                     raise _NotPlain  # a reversed range: the parser reports it
                 token_start = pos - len(value)
                 element = _CHAR_CLASS(char_class.ranges, char_class.negated, Span(token_start, pos))
+            elif kind == "lookahead":  # `(=`: after the body, a group ending the rule
+                if open_groups or not items or body is not None:
+                    raise _NotPlain
+                body = self._body(items, alternatives, sequence_start, choices_start, end)
+                open_groups.append(([], [], -1, -1, pos - 2))
+                alternatives, items = [], []
+                choices_start = sequence_start = -1
+                quantifiable = False
+                end = pos
+                continue
             elif kind == "comment":  # whitespace to the reader: nothing else changes
                 value = m[kind]
                 self.comments.append((value[1:], Span(pos - len(value), pos)))
@@ -283,11 +302,42 @@ class _Reader:
             end = pos
         if open_groups or not items:
             raise _NotPlain
-        if kind == "assign" and not _LINE_BREAK.search(text, m.start(), m.start("name")):
-            raise _NotPlain  # a rule name not starting its line: the lexer reports it
+        rule = ast.Rule(name, self._body(items, alternatives, sequence_start, choices_start, end),
+                        None, (), Span(name_start, end), Span(name_start, name_end))
+        return rule, self._next_rule(kind, m)
+
+    @staticmethod
+    def _body(items: list[ast.Expr], alternatives: list[ast.Expr], sequence_start: int,
+              choices_start: int, end: int) -> ast.Expr:
+        """The choices read at the top of a rule (``items``: the last one's)."""
         body = items[0] if len(items) == 1 else _SEQUENCE(tuple(items), Span(sequence_start, end))
         if alternatives:
             alternatives.append(body)
             body = _CHOICE(tuple(alternatives), Span(choices_start, end))
-        rule = ast.Rule(name, body, None, (), Span(name_start, end), Span(name_start, name_end))
-        return rule, m if kind == "assign" else None
+        return body
+
+    def _next_rule(self, kind: str | None, m: re.Match[str]) -> re.Match[str] | None:
+        """The match of the next rule's name and ``::=`` that ended a rule (``None`` at the end
+        of the text); raises ``_NotPlain`` if that name does not start its line."""
+        if kind != "assign":
+            return None
+        if not _LINE_BREAK.search(self.text, m.start(), m.start("name")):
+            raise _NotPlain  # a rule name not starting its line: the lexer reports it
+        return m
+
+    def _after_lookahead(self, pos: int) -> tuple[str | None, re.Match[str]]:
+        """Read the comments after a rule's lookahead up to the next rule or the end of the
+        text (anything else there: ``_NotPlain``); the kind and match of that last token."""
+        while True:
+            m = _TOKEN.match(self.text, pos)
+            if m is None:
+                raise _NotPlain
+            kind = m.lastgroup
+            pos = m.end()
+            if kind == "comment":
+                value = m[kind]
+                self.comments.append((value[1:], Span(pos - len(value), pos)))
+            elif kind in ("end", "assign"):
+                return kind, m
+            else:
+                raise _NotPlain
