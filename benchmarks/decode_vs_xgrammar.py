@@ -63,7 +63,7 @@ def _schemas() -> dict[str, dict[str, object]]:
 
 def _grammars() -> dict[str, str]:
     texts = {name: (GRAMMARS / f"{name}.ebnf").read_text()
-             for name in ("arithmetic", "sql_select", "json")}
+             for name in EBNF_GRAMMARS}
     for name, schema in _schemas().items():
         texts[name] = Grammar.from_json_schema(schema).to_ebnf()
     return texts
@@ -74,6 +74,7 @@ def _allowed(words: np.ndarray, size: int) -> np.ndarray:
 
 
 EBNF_GRAMMARS = ("arithmetic", "sql_select", "json")
+GRAMMAR_NAMES = (*EBNF_GRAMMARS, *_schemas())
 EBNF_P50_MS, EBNF_P99_MS = 0.5, 3.0
 SCHEMA_P50_RATIO = 3.0
 TTFM_MEDIAN_RATIO = 2.0
@@ -295,6 +296,9 @@ def main() -> None:
     parser.add_argument("--walks", type=int, default=1,
                         help="seeded generations per grammar, each from matchers built cold; "
                              "p50/p99/max over all their masks together")
+    parser.add_argument("--only", metavar="NAMES",
+                        help="comma-separated grammars to run (default: all): "
+                             + ", ".join(GRAMMAR_NAMES))
     args = parser.parse_args()
     global _clock
     if args.clock == "cpu":
@@ -315,6 +319,12 @@ def main() -> None:
     ordinary = np.ones(len(vocab), dtype=np.bool_)
     ordinary[sorted(vocab.special_ids)] = False
     texts = _grammars()
+    if args.only:
+        wanted = args.only.split(",")
+        unknown = sorted(set(wanted) - set(texts))
+        if unknown:
+            parser.error(f"unknown grammar(s): {', '.join(unknown)}")
+        texts = {name: texts[name] for name in wanted}
     with tempfile.TemporaryDirectory() as directory:
         results = [_run(name, text, vocab, compilers, args.steps, ordinary, directory,
                         args.walks)
