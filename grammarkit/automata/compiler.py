@@ -24,7 +24,10 @@ compiled the first time the recognizer or the decoder asks for it (:class:`RuleA
    a bounded depth: chains of small rules collapse, and asking for one rule of a 250,000-rule
    chain compiles a handful; calls to larger or recursive rules stay call edges, and so do
    calls to rules with ``max_tokens`` (the decoder knows their items by their rule, see
-   :mod:`grammarkit.decode.token_budget`).
+   :mod:`grammarkit.decode.token_budget`) and to *counted callees*, rules that repeat a call
+   a bounded number of times or have a counted loop (``json-string.max12 ::= "\\""
+   json-char{0,12} "\\""``): a copy per caller would give the decoder the repetition's
+   positions once per caller to classify tokens for.
 4. **Eliminate tail self-calls**: ``x ::= "a" x | "b"`` becomes a loop, so right-recursive lists
    and string bodies are plain automaton loops instead of ever-deeper calls.
 
