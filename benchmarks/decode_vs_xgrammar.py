@@ -66,7 +66,16 @@ def _grammars() -> dict[str, str]:
              for name in EBNF_GRAMMARS}
     for name, schema in _schemas().items():
         texts[name] = Grammar.from_json_schema(schema).to_ebnf()
+    texts["max-chars"] = MAX_CHARS_EBNF
     return texts
+
+
+MAX_CHARS_EBNF = r"""root ::= "{\"title\": \"" title "\", \"words\": [" (quoted ", ")* quoted "]}"
+quoted ::= "\"" word "\""
+title[max_chars=40] ::= [a-zA-Z ]*
+word[max_chars=8] ::= [a-z]+
+"""
+"""Character budgets (``max_chars``): a title, then words whose budget ends near every mask."""
 
 
 def _allowed(words: np.ndarray, size: int) -> np.ndarray:

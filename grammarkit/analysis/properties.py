@@ -269,11 +269,15 @@ class ExprGraph:
 
     def of_type(self, kind: type) -> list[int]:
         """The nodes whose expression is a ``kind``, in numbering order."""
-        found = self._of_type.get(kind)
-        if found is None:
-            found = self._of_type[kind] = [
-                node for node, node_type in enumerate(self.types) if node_type is kind]
-        return found
+        if not self._of_type:  # every kind at once: one pass over the nodes
+            grouped = self._of_type
+            for node, node_type in enumerate(self.types):
+                found = grouped.get(node_type)
+                if found is None:
+                    grouped[node_type] = [node]
+                else:
+                    found.append(node)
+        return self._of_type.get(kind, [])
 
     def descendants(self, starts: list[int]) -> Iterator[int]:
         """``starts`` and every node below them (not through references), each once, pre-order."""

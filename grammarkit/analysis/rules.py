@@ -766,7 +766,7 @@ def lazy_rule_xgrammar_cannot_compile(ctx: LintContext) -> Iterator[Diagnostic]:
     lazy = [r for r in ctx.grammar.rules if any(a.key == "lazy" for a in r.attributes)]
     if not lazy:
         return
-    recursive = _recursive_rules(rules)
+    recursive = _recursive_rules(rules, [rule.name for rule in lazy])
     for rule in lazy:
         if rules.get(rule.name) is not rule:
             continue
@@ -804,14 +804,23 @@ def regex_lookahead_ignored(ctx: LintContext) -> Iterator[Diagnostic]:
                 "express the constraint in the grammar, or check the text after generation")
 
 
-def _recursive_rules(rules: dict[str, ast.Rule]) -> set[str]:
-    """The rules that can reach themselves through references."""
-    names = list(rules)
+def _recursive_rules(rules: dict[str, ast.Rule], starts: list[str]) -> set[str]:
+    """The rules reachable from ``starts`` (through references) that can reach themselves.
+
+    Only those rules are walked: every cycle through a reachable rule stays among them.
+    """
+    names = [name for name in dict.fromkeys(starts) if name in rules]
     number = {name: k for k, name in enumerate(names)}
-    successors = [
-        [number[used] for used, _ in ast.referenced_rules(rules[name].body) if used in number]
-        for name in names
-    ]
+    successors: list[list[int]] = []
+    for name in names:  # grows as references reach new rules
+        used = []
+        for target, _ in ast.referenced_rules(rules[name].body):
+            if target not in number and target in rules:
+                number[target] = len(names)
+                names.append(target)
+            if target in number:
+                used.append(number[target])
+        successors.append(used)
     return {
         names[node]
         for component in strongly_connected_components(successors)

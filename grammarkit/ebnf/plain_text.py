@@ -6,7 +6,8 @@ lexer's token objects and the reader walking them cost more than the AST they be
 reader takes one regular-expression step per token and builds the very nodes
 :mod:`grammarkit.ebnf.descent` builds from the tokens (same types, values and spans).
 
-Anything else ends the fast reading of a rule: a comment, a macro call, a lookahead, an
+Comments are kept as the lexer keeps them. Anything else ends the fast reading of a rule:
+a macro call, a lookahead, an
 attribute block, or anything the lexer or the parser would report, except references to
 undefined rules (the caller checks those). That rule's text, up to the next line that starts
 a rule definition, becomes a :class:`Region` for the lexer and the parser.
@@ -16,7 +17,7 @@ a rule definition, becomes a :class:`Region` for the lexer and the parser.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from grammarkit.ebnf import ast
 from grammarkit.ebnf.ast import Span
@@ -44,10 +45,10 @@ _TOKEN = re.compile(
     rf"|(?P<braces>\{{{_SPACE}(?P<low>{_INTEGER}){_SPACE}"
     rf"(?:(?P<comma>,){_SPACE}(?:(?P<high>{_INTEGER})|(?P<minus>-1)(?![A-Za-z0-9_.\-\[]))?"
     rf"{_SPACE})?\}})"
-    r"|(?P<end>\Z))"
+    r"|(?P<comment>#[^\r\n]*+)|(?P<end>\Z))"
 )
-"""One token and the whitespace before it; a name directly before ``::=`` (the next rule)
-takes the ``::=`` along. The classes of characters and escapes are the lexer's."""
+"""One token (or comment) and the whitespace before it; a name directly before ``::=`` (the
+next rule) takes the ``::=`` along. The classes of characters and escapes are the lexer's."""
 
 _RULE_START = re.compile(rf"{_SPACE}(?P<name>{_NAME}){_SPACE}::=")
 _NEXT_RULE = re.compile(rf"^[ \t]*+({_NAME})(?:\[[^\r\n]*?\])?{_SPACE}::=", re.MULTILINE)
@@ -87,6 +88,9 @@ class Reading:
     pieces: list[ast.Rule | Region]
     references: list[ast.RuleRef]
     """The rule references in the rules read here (checked once every rule name is known)."""
+    comments: list[tuple[str, Span]] = field(default_factory=list)
+    """The comments in and after the rules read here (text without ``#``, span with it), in
+    order, as the lexer gives them."""
 
 
 def read(text: str) -> Reading:
@@ -94,7 +98,7 @@ def read(text: str) -> Reading:
     reader = _Reader(text)
     pieces: list[ast.Rule | Region] = []
     if not text:
-        return Reading(pieces, reader.references)
+        return Reading(pieces, reader.references, reader.comments)
     start = _RULE_START.match(text)
     begin = 0  # where a region starting here would start: text before the first rule is in it
     while True:
@@ -121,7 +125,7 @@ def read(text: str) -> Reading:
         pieces.append(Region(begin, after.end()))
         begin = after.start(1)
         start = _RULE_START.match(text, begin)
-    return Reading(pieces, reader.references)
+    return Reading(pieces, reader.references, reader.comments)
 
 
 class _Reader:
@@ -133,19 +137,22 @@ class _Reader:
         self.strings: dict[str, str] = {}
         self.classes: dict[str, CharClassValue | None] = {}
         self.references: list[ast.RuleRef] = []
+        self.comments: list[tuple[str, Span]] = []
 
     def rule(self, start: re.Match[str]) -> tuple[ast.Rule, re.Match[str] | None]:
         """The rule whose name and ``::=`` ``start`` matched (its group ``name``, and the
         ``::=`` at its end), and the match of the next rule's name and ``::=`` if any.
 
-        Raises ``_NotPlain`` when the rule is not plain (its references are not kept then).
+        Raises ``_NotPlain`` when the rule is not plain (its references and comments are not
+        kept then).
         """
-        references = self.references
-        kept = len(references)
+        references, comments = self.references, self.comments
+        kept, kept_comments = len(references), len(comments)
         try:
             return self._rule(start)
         except _NotPlain:
             del references[kept:]
+            del comments[kept_comments:]
             raise
 
     def _rule(self, start: re.Match[str]) -> tuple[ast.Rule, re.Match[str] | None]:
@@ -244,6 +251,10 @@ class _Reader:
                     raise _NotPlain  # a reversed range: the parser reports it
                 token_start = pos - len(value)
                 element = _CHAR_CLASS(char_class.ranges, char_class.negated, Span(token_start, pos))
+            elif kind == "comment":  # whitespace to the reader: nothing else changes
+                value = m[kind]
+                self.comments.append((value[1:], Span(pos - len(value), pos)))
+                continue
             elif kind == "braces":
                 if not quantifiable:
                     raise _NotPlain

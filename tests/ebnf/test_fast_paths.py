@@ -104,7 +104,8 @@ _RULE = st.tuples(
 
 
 @given(st.sampled_from(("", "\n", "# head\n", "\0 ")),
-       st.lists(st.tuples(st.sampled_from(("\n", "\r\n", "\n\n", "\n  ", " ")), _RULE),
+       st.lists(st.tuples(st.sampled_from(("\n", "\r\n", "\n\n", "\n  ", " ", "\n# c\n#\n")),
+                                  _RULE),
                 min_size=1, max_size=5))
 def test_reading_plain_rules_from_the_text_gives_what_the_tokens_give(
         head: str, rules: list[tuple[str, str]]) -> None:
