@@ -1,7 +1,8 @@
 """Native decoder vs xgrammar 0.2.8: time to first mask, per-token mask latency over a whole
 generation, and batch fills, side by side.
 
-Run: ``python benchmarks/decode_vs_xgrammar.py [--steps N] [--walks N] [--clock cpu]``. One
+Run: ``python benchmarks/decode_vs_xgrammar.py [--steps N] [--walks N] [--clock cpu]
+[--only NAMES]``. One
 process, the Qwen3.6 vocabulary (248k tokens) for both engines, the same EBNF text for both
 (schema grammars are converted by grammarkit and printed), the same seeded random walks of
 allowed tokens.
@@ -83,7 +84,7 @@ def _allowed(words: np.ndarray, size: int) -> np.ndarray:
 
 
 EBNF_GRAMMARS = ("arithmetic", "sql_select", "json")
-GRAMMAR_NAMES = (*EBNF_GRAMMARS, *_schemas())
+GRAMMAR_NAMES = (*EBNF_GRAMMARS, *_schemas(), "max-chars")
 EBNF_P50_MS, EBNF_P99_MS = 0.5, 3.0
 SCHEMA_P50_RATIO = 3.0
 TTFM_MEDIAN_RATIO = 2.0
