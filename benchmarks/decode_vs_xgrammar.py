@@ -310,6 +310,10 @@ def main() -> None:
                         help="comma-separated grammars to run (default: all): "
                              + ", ".join(GRAMMAR_NAMES))
     args = parser.parse_args()
+    wanted = args.only.split(",") if args.only else list(GRAMMAR_NAMES)
+    unknown = sorted(set(wanted) - set(GRAMMAR_NAMES))
+    if unknown:
+        parser.error(f"unknown grammar(s): {', '.join(unknown)}")
     global _clock
     if args.clock == "cpu":
         _clock = time.process_time
@@ -330,10 +334,6 @@ def main() -> None:
     ordinary[sorted(vocab.special_ids)] = False
     texts = _grammars()
     if args.only:
-        wanted = args.only.split(",")
-        unknown = sorted(set(wanted) - set(texts))
-        if unknown:
-            parser.error(f"unknown grammar(s): {', '.join(unknown)}")
         texts = {name: texts[name] for name in wanted}
     with tempfile.TemporaryDirectory() as directory:
         results = [_run(name, text, vocab, compilers, args.steps, ordinary, directory,
