@@ -21,7 +21,6 @@ from typing import TYPE_CHECKING
 from grammarkit import codepoints
 from grammarkit.convert.json_schema.automata import (
     DFA,
-    SCALARS,
     Ranges,
     TooComplex,
     complement,
@@ -67,9 +66,7 @@ def string_expr(s: StringSet, emitter: Emitter, name: str) -> ast.Expr:
     languages = [lang for lang in s.languages if _compiles(lang, emitter)]
     excluded = _merged_literals([lang for lang in s.excluded if _compiles(lang, emitter)])
     if not languages and not excluded:
-        if s.min_length == 0 and s.max_length is None:
-            return emitter.any_string()
-        return quoted(repeat(emitter.char(SCALARS), s.min_length, s.max_length))
+        return emitter.bounded_string(s.min_length, s.max_length)
     if len(languages) == 1 and not excluded:
         if _lengths_implied(languages[0], s):
             return quoted(spell_expr(language_expr(languages[0]), emitter.char))
@@ -206,7 +203,7 @@ def _relaxed(s: StringSet, languages: list[Language], emitter: Emitter, reason: 
                            "simplify the pattern, or drop minLength/maxLength",
                            code=TOO_COMPLEX)
     if not languages:
-        return quoted(repeat(emitter.char(SCALARS), s.min_length, s.max_length))
+        return emitter.bounded_string(s.min_length, s.max_length)
     return quoted(spell_expr(language_expr(languages[0]), emitter.char))
 
 
