@@ -23,7 +23,7 @@ REPO_ROOT = Path(__file__).resolve().parents[1]
 HOOK_REPO_FILES = (".pre-commit-hooks.yaml", "pyproject.toml", "README.md")
 
 GOOD = 'root ::= "a" | digit+  # a letter or a number\ndigit ::= [0-9]\n'
-BAD = 'root ::= "[" valu "]"\nvalue ::= [0-9]+\n'
+BAD = 'root ::= "[" valu "]"\nvalue ::= [0-9]+ | Regex("+a")\n'
 MESSY = 'root   ::=  ("a")   |"b"\n'
 GOOD_EXAMPLES = "=== a letter ===\na\n--- accept\n\n=== a word ===\nab\n--- reject 1:2\n"
 
@@ -94,6 +94,7 @@ def test_hooks_check_and_format_grammars(pre_commit_home: Path, project: Path) -
     assert bad.returncode == 1, bad.stdout + bad.stderr
     assert "grammarkit lint" in bad.stdout and "Failed" in bad.stdout
     assert "bad.ebnf:1:14: GK103 rule `valu` is not defined" in bad.stdout
+    assert "bad.ebnf:2:20: GK131 invalid Regex pattern" in bad.stdout  # issue 7 item 5
     assert "notes.txt" not in bad.stdout
 
     good = run_hook(pre_commit_home, project, "grammarkit-lint", "good.ebnf", "notes.txt")

@@ -5,8 +5,9 @@ flavor (JavaScript syntax as xgrammar's regex front-end reads it); then, as xgra
 
 * ``flags="i"`` makes ASCII letters match either case (``é`` stays case-sensitive), and so does
   ``(?i)`` at the very start of the pattern (but it is no flag for the rule on ``.`` below);
-* ``.`` matches any character, newlines included, unless flags are given without ``s``: then it
-  is ``[^\\n]`` (xgrammar rewrites the pattern so); ``u`` changes nothing; other flags are errors;
+* ``.`` matches any character, newlines included, unless flags are given without ``s`` (even
+  ``flags=""``): then it is ``[^\\n]`` (xgrammar rewrites the pattern so); ``u`` changes nothing;
+  other flags are errors;
 * ``json_string=true`` removes ``"``, ``\\`` and the control characters U+0000..U+001F from
   every class and literal, so the pattern can sit inside a JSON string unescaped;
 * a class range that crosses into the 3-byte (or 4-byte) UTF-8 lengths also accepts the overlong
@@ -56,16 +57,16 @@ def expand_regex(node: ast.RegexMacro) -> ast.Expr:
     """
     from grammarkit.convert.regex import regex_to_ast
 
-    unsupported = sorted(set(node.flags) - _SUPPORTED_FLAGS)
+    unsupported = sorted(set(node.flags or "") - _SUPPORTED_FLAGS)
     if unsupported:
         raise GrammarError([error(
             "GK112", f"regular-expression flag `{unsupported[0]}` is not supported", node.span,
             "xgrammar accepts only the flags `i`, `s` and `u`")])
     pattern, flags = node.pattern, node.flags
-    ignore_case = "i" in flags
+    ignore_case = flags is not None and "i" in flags
     if pattern.startswith(_INLINE_IGNORE_CASE):
         pattern, ignore_case = pattern[len(_INLINE_IGNORE_CASE) :], True
-    if flags and "s" not in flags:
+    if flags is not None and "s" not in flags:
         pattern = _dot_excludes_newline(pattern)
     try:
         expr = regex_to_ast(pattern, flavor="xgrammar")

@@ -130,7 +130,7 @@ class ExpressionWriter(ABC):
         groups unwrapped, then :meth:`adapt`-ed."""
         expr = _unwrapped(expr)
         if isinstance(expr, ast.RegexMacro):
-            if expr.flags or expr.json_string or expr.pattern.startswith("(?i)"):
+            if expr.flags is not None or expr.json_string or expr.pattern.startswith("(?i)"):
                 option = "json_string" if expr.json_string else "flags"
                 return self.unsupported(expr, f"`Regex` with `{option}`",
                                         "rewrite it as a plain `Regex(\"...\")` or as rules")

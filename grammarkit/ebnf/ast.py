@@ -149,7 +149,9 @@ class RegexMacro:
 
     pattern: str
     json_string: bool = False
-    flags: str = ""
+    flags: str | None = None
+    """``None`` when the call names no flags: then ``.`` matches newlines, while ``flags=""``
+    makes it ``[^\\n]`` as any flags without ``s`` do (xgrammar 0.2.8)."""
     span: Span | None = field(default=None, compare=False)
 
 

@@ -840,7 +840,7 @@ class _Macro:
             raise self.fail("the Regex() pattern must be a string literal")
         self._only_named({"json_string", "flags"})
         json_string = self._bool("json_string", False)
-        flags = ""
+        flags: str | None = None
         if "flags" in self.named:
             value = self.named["flags"]
             if not (isinstance(value, _Scalar) and value.kind == "STRING"):

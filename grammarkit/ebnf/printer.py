@@ -346,7 +346,7 @@ def _atom(expr: Expr) -> str:
         arguments = [quote_string(expr.pattern)]
         if expr.json_string:
             arguments.append("json_string=true")
-        if expr.flags:
+        if expr.flags is not None:
             arguments.append(f"flags={quote_string(expr.flags)}")
         return f"Regex({', '.join(arguments)})"
     if isinstance(expr, Substring):

@@ -41,6 +41,10 @@ CASES: list[tuple[str, list[str]]] = [
     ('root ::= Regex("abc", flags="u")', ["abc", "ABC"]),
     ('root ::= Regex("a.", flags="iu")', ["A\n", "Ab"]),
     ('root ::= Regex("a", flags="m")', ["a"]),
+    # `flags=""` is not the same as no flags: `.` stops at a newline (xgrammar's own test)
+    ('root ::= Regex("a.b", flags="")', ["acb", "a\nb"]),
+    ('root ::= Regex("a.b")', ["acb", "a\nb"]),
+    ('root ::= Regex("a[.]b\\\\.", flags="")', ["a.b.", "acb.", "a.bc"]),
     # malformed patterns xgrammar refuses
     ('root ::= Regex("[^]")', ["a"]),
     ('root ::= Regex("[]a]")', ["a"]),
@@ -88,3 +92,10 @@ def grammarkit_outcome(text: str, inputs: list[str]) -> list[bool] | None:
 @pytest.mark.parametrize(("text", "inputs"), CASES)
 def test_same_verdict_as_xgrammar(text: str, inputs: list[str]) -> None:
     assert grammarkit_outcome(text, inputs) == xgrammar_outcome(text, inputs)
+
+
+def test_empty_flags_survive_printing() -> None:
+    printed = Grammar.from_ebnf('root ::= Regex("a.b", flags="")').to_ebnf()
+    assert 'flags=""' in printed
+    assert grammarkit_outcome(printed, ["acb", "a\nb"]) == xgrammar_outcome(printed, ["acb", "a\nb"])
+    assert grammarkit_outcome(printed, ["a\nb"]) == [False]
