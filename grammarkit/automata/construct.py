@@ -167,9 +167,9 @@ class _Builder:
         start, end = nfa.add_state(), nfa.add_state()
         for _, tail_end in tails:
             nfa.add_epsilon(tail_end, end)
-        ending: set[bytes] = set()  # words after which the choice ends
+        ending = set(node.words) if not tails else set()  # words after which the choice ends
         going_on: dict[bytes, set[int]] = {}  # the others: the tail starts they go on to
-        for word, k in zip(node.words, node.tail_of, strict=True):
+        for word, k in zip(node.words, node.tail_of, strict=True) if tails else ():
             if k is None:
                 ending.add(word)
             else:
@@ -179,7 +179,8 @@ class _Builder:
         ends: list[tuple[int, int]] = []  # (state after a word, where the word goes on)
         path = [start]  # path[i]: the state after the first i bytes of the previous word
         previous = b""
-        for word in sorted(ending | going_on.keys()):  # sorted: a prefix's words are consecutive
+        words = ending | going_on.keys() if going_on else ending
+        for word in sorted(words):  # sorted: a prefix's words are consecutive
             common = 0
             for a, b in zip(previous, word):
                 if a != b:
@@ -331,6 +332,10 @@ class _PrefixTrie:
 def _factored(node: ast.Choice) -> ast.Choice | _PrefixTrie:
     """``node`` with its alternatives that begin with a literal gathered into one
     :class:`_PrefixTrie` (when there are at least two: the same language, fewer states)."""
+    alternatives = node.alternatives
+    if all(type(alternative) is ast.Literal for alternative in alternatives):  # an enum
+        return _PrefixTrie(tuple(utf8.encode(a.value) for a in alternatives),  # type: ignore[union-attr]
+                           (None,) * len(alternatives), ())
     words: list[bytes] = []
     tail_of: list[int | None] = []
     tails: list[ast.Expr] = []
