@@ -1,7 +1,8 @@
 """Native decoder vs xgrammar 0.2.8: time to first mask, per-token mask latency over a whole
 generation, and batch fills, side by side.
 
-Run: ``python benchmarks/decode_vs_xgrammar.py [--steps N] [--walks N] [--clock cpu]``. One
+Run: ``python benchmarks/decode_vs_xgrammar.py [--steps N] [--walks N] [--clock cpu]
+[--only NAMES]``. One
 process, the Qwen3.6 vocabulary (248k tokens) for both engines, the same EBNF text for both
 (schema grammars are converted by grammarkit and printed), the same seeded random walks of
 allowed tokens.
@@ -63,10 +64,19 @@ def _schemas() -> dict[str, dict[str, object]]:
 
 def _grammars() -> dict[str, str]:
     texts = {name: (GRAMMARS / f"{name}.ebnf").read_text()
-             for name in ("arithmetic", "sql_select", "json")}
+             for name in EBNF_GRAMMARS}
     for name, schema in _schemas().items():
         texts[name] = Grammar.from_json_schema(schema).to_ebnf()
+    texts["max-chars"] = MAX_CHARS_EBNF
     return texts
+
+
+MAX_CHARS_EBNF = r"""root ::= "{\"title\": \"" title "\", \"words\": [" (quoted ", ")* quoted "]}"
+quoted ::= "\"" word "\""
+title[max_chars=40] ::= [a-zA-Z ]*
+word[max_chars=8] ::= [a-z]+
+"""
+"""Character budgets (``max_chars``): a title, then words whose budget ends near every mask."""
 
 
 def _allowed(words: np.ndarray, size: int) -> np.ndarray:
@@ -74,6 +84,7 @@ def _allowed(words: np.ndarray, size: int) -> np.ndarray:
 
 
 EBNF_GRAMMARS = ("arithmetic", "sql_select", "json")
+GRAMMAR_NAMES = (*EBNF_GRAMMARS, *_schemas(), "max-chars")
 EBNF_P50_MS, EBNF_P99_MS = 0.5, 3.0
 SCHEMA_P50_RATIO = 3.0
 TTFM_MEDIAN_RATIO = 2.0
@@ -295,7 +306,14 @@ def main() -> None:
     parser.add_argument("--walks", type=int, default=1,
                         help="seeded generations per grammar, each from matchers built cold; "
                              "p50/p99/max over all their masks together")
+    parser.add_argument("--only", metavar="NAMES",
+                        help="comma-separated grammars to run (default: all): "
+                             + ", ".join(GRAMMAR_NAMES))
     args = parser.parse_args()
+    wanted = args.only.split(",") if args.only else list(GRAMMAR_NAMES)
+    unknown = sorted(set(wanted) - set(GRAMMAR_NAMES))
+    if unknown:
+        parser.error(f"unknown grammar(s): {', '.join(unknown)}")
     global _clock
     if args.clock == "cpu":
         _clock = time.process_time
@@ -315,6 +333,8 @@ def main() -> None:
     ordinary = np.ones(len(vocab), dtype=np.bool_)
     ordinary[sorted(vocab.special_ids)] = False
     texts = _grammars()
+    if args.only:
+        texts = {name: texts[name] for name in wanted}
     with tempfile.TemporaryDirectory() as directory:
         results = [_run(name, text, vocab, compilers, args.steps, ordinary, directory,
                         args.walks)

@@ -1,15 +1,17 @@
 """JSON Schema conversion: grammarkit beside xgrammar 0.2.8, schema by schema, in CPU time.
 
 Run: ``python benchmarks/json_schema_vs_xgrammar.py [--no-vocab] [--cli] [--repeat N] [--scale]
-[--over MS] [SCHEMA_OR_DIR...]``. One process, the schemas in ``benchmarks/schemas/`` (API
-payloads, tool-call parameters, Kubernetes manifests, configuration files) or the files and
-folders given (real schemas fetched from SchemaStore, say: they are not committed, and a path
-that does not exist, a file that is not JSON and a schema refused are skipped with a note);
-``--scale`` adds generated schemas of thousands of properties, required names, constant keys,
-enum words and ``oneOf`` constants. The last line lists the schemas over ``--over`` ms. For the
-SchemaStore sweep of issue 12, copy ``src/schemas/json/NAME.json`` for every ``src/test/NAME/``
-of a SchemaStore checkout into one folder and pass it (``--no-vocab --repeat 1``). Columns (CPU
-time, ``time.process_time``, best of ``--repeat`` runs):
+[--schemastore GIT_DIR [--names all|NAME,...]] [--over MS] [SCHEMA_OR_DIR...]``. One process,
+the schemas in ``benchmarks/schemas/`` (API payloads, tool-call parameters, Kubernetes
+manifests, configuration files) or the files and folders given (a path that does not exist, a
+file that is not JSON and a schema refused are skipped with a note); ``--scale`` adds generated
+schemas of thousands of properties, required names, constant keys, enum words and ``oneOf``
+constants. ``--schemastore`` reads real schemas from a SchemaStore clone or bare mirror with
+``git show`` (nothing is copied or committed): by default the ones that were slowest to convert
+(:data:`SCHEMASTORE_SLOW`), with ``--names all`` every schema that has a ``src/test/NAME/``
+folder (the sweep of issue 12, item 15: add ``--no-vocab --repeat 1``). The last line lists
+the schemas over ``--over`` ms. Columns (CPU time, ``time.process_time``, best of ``--repeat``
+runs):
 
 * ``gk ms``: ``Grammar.from_json_schema`` (lenient, flexible whitespace), what the CLI runs;
 * ``rules``, ``KB``, ``warn``: size of grammarkit's grammar and its relaxation warnings;
@@ -48,6 +50,40 @@ from grammarkit.convert.errors import SchemaError
 from grammarkit.diagnostics import Severity
 
 SCHEMAS = Path(__file__).resolve().parent / "schemas"
+
+SCHEMASTORE_SLOW = (
+    "vector", "template", "utcm-monitor", "mongodb-atlas-search-index-definition",
+    "venvironment-schema-v5.0.0", "jfrog-pipelines", "metricshub-connector", "cloudify",
+    "loki", "tslint", "claude-code-settings", "app-config", "jreleaser-1.7.0", "detekt-1.22.0",
+    "hugo", "winget-pkgs-singleton-1.0.0",
+)
+"""SchemaStore schemas that took 0.4 s or more to convert (issue 12, item 15)."""
+
+
+def schemastore(git_dir: Path, names: str | None) -> dict[str, Any]:
+    """Schemas ``src/schemas/json/NAME.json`` at ``HEAD`` of a SchemaStore repository, read with
+    ``git show``: the :data:`SCHEMASTORE_SLOW` ones, ``names`` (comma-separated), or with
+    ``"all"`` every one with a ``src/test/NAME/`` folder."""
+    def git(*arguments: str) -> subprocess.CompletedProcess[bytes]:
+        return subprocess.run(["git", "-C", str(git_dir), *arguments], capture_output=True,
+                              check=False)
+
+    if names == "all":
+        listing = git("ls-tree", "--name-only", "HEAD", "src/test/").stdout.decode()
+        chosen = [line.removeprefix("src/test/") for line in listing.split()]
+    else:
+        chosen = names.split(",") if names else list(SCHEMASTORE_SLOW)
+    schemas = {}
+    for name in chosen:
+        shown = git("show", f"HEAD:src/schemas/json/{name}.json")
+        if shown.returncode:
+            print(f"skipped: {name} ({shown.stderr.decode().strip()[:80]})")
+            continue
+        try:
+            schemas[name] = json.loads(shown.stdout.decode("utf-8-sig"))
+        except (ValueError, UnicodeDecodeError) as exc:
+            print(f"skipped: {name} is not JSON ({exc})")
+    return schemas
 
 
 @contextlib.contextmanager
@@ -168,11 +204,16 @@ def main() -> None:
     parser.add_argument("--over", type=float, default=300.0, metavar="MS",
                         help="list the schemas slower than MS milliseconds at the end "
                         "(the conversion, or with --cli the whole process; default 300)")
+    parser.add_argument("--schemastore", type=Path, metavar="GIT_DIR",
+                        help="read real schemas from a SchemaStore clone or bare mirror")
+    parser.add_argument("--names", metavar="all|NAME,...",
+                        help="with --schemastore: these schemas (default: the slowest ones)")
     parser.add_argument("schemas", nargs="*", type=Path,
-                        help="schema files or folders (default: benchmarks/schemas/)")
+                        help="schema files or folders (default: benchmarks/schemas/, unless "
+                        "--schemastore is given)")
     args = parser.parse_args()
     paths = []
-    for given in args.schemas or [SCHEMAS]:
+    for given in args.schemas or ([] if args.schemastore else [SCHEMAS]):
         if not given.exists():
             print(f"skipped: {given} does not exist (fetch the schemas first)")
             continue
@@ -183,6 +224,11 @@ def main() -> None:
             schemas[path.stem] = json.loads(path.read_text("utf-8-sig"))
         except (ValueError, UnicodeDecodeError) as exc:
             print(f"skipped: {path} is not JSON ({exc})")
+    if args.schemastore is not None:
+        if args.schemastore.exists():
+            schemas.update(schemastore(args.schemastore, args.names))
+        else:
+            print(f"skipped: {args.schemastore} does not exist (fetch SchemaStore first)")
     if args.scale:
         schemas.update(scale_schemas())
     if not schemas:

@@ -16,6 +16,7 @@ matches the empty string) and :attr:`maybe_nullable` (might).
 
 from __future__ import annotations
 
+from bisect import bisect_right
 from collections import deque
 from collections.abc import Iterable, Iterator
 from collections.abc import Sequence as PySequence
@@ -113,6 +114,9 @@ class ExprGraph:
                 if rule.lookahead is not None:
                     self.lookahead[name] = self._add(rule.lookahead, naming)
                 self.naming[name] = naming
+        self.preorder = self.folded is not None
+        """Whether nodes are numbered depth-first, each before its descendants and these
+        right after it (numbered as a tree, not :attr:`shared`)."""
         nodes, types, body = self.nodes, self.types, self.body
         target_rule, target = self.target_rule, self.target
         for naming in self.naming.values():
@@ -269,11 +273,15 @@ class ExprGraph:
 
     def of_type(self, kind: type) -> list[int]:
         """The nodes whose expression is a ``kind``, in numbering order."""
-        found = self._of_type.get(kind)
-        if found is None:
-            found = self._of_type[kind] = [
-                node for node, node_type in enumerate(self.types) if node_type is kind]
-        return found
+        if not self._of_type:  # every kind at once: one pass over the nodes
+            grouped = self._of_type
+            for node, node_type in enumerate(self.types):
+                found = grouped.get(node_type)
+                if found is None:
+                    grouped[node_type] = [node]
+                else:
+                    found.append(node)
+        return self._of_type.get(kind, [])
 
     def descendants(self, starts: list[int]) -> Iterator[int]:
         """``starts`` and every node below them (not through references), each once, pre-order."""
@@ -662,7 +670,7 @@ class GrammarProperties:
             return {node: self.follow[node] for node in wanted}
         graph, nullable = self.graph, self.maybe_nullable
         types, children, nodes = graph.types, graph.children, graph.nodes
-        parents = self._parents
+        parents = self._parents if not graph.preorder else _LazyParents(self)
         root_body = graph.body.get(self.root)
         lookaheads = set(graph.lookahead.values())
         # per needed node: the nodes it inherits from, the nodes whose FIRST it adds, and
@@ -719,6 +727,21 @@ class GrammarProperties:
         return {node: found[node] for node in wanted}
 
     @cached_property
+    def _referrers(self) -> dict[int, list[int]]:
+        """Per rule body: the references to its rule and the dispatch macros entering it."""
+        graph = self.graph
+        referrers: dict[int, list[int]] = {}
+        for node, body in graph.target.items():
+            referrers.setdefault(body, []).append(node)
+        for dispatch in (ast.TagDispatch, ast.TokenTagDispatch):
+            for node in graph.of_type(dispatch):
+                names = dict.fromkeys(name for _, name in graph.nodes[node].tags)  # type: ignore[union-attr]
+                for name in names:
+                    if name in graph.body:
+                        referrers.setdefault(graph.body[name], []).append(node)
+        return referrers
+
+    @cached_property
     def _parents(self) -> dict[int, list[int]]:
         """Per node, the nodes whose FOLLOW it inherits from or learns from: its structural
         parents, the references to its rule (of a body) and the dispatch macros entering it."""
@@ -727,14 +750,8 @@ class GrammarProperties:
         for node, kids in enumerate(graph.children):
             for kid in dict.fromkeys(kids) if graph.shared else kids:
                 parents.setdefault(kid, []).append(node)
-        for node, body in graph.target.items():
-            parents.setdefault(body, []).append(node)
-        for dispatch in (ast.TagDispatch, ast.TokenTagDispatch):
-            for node in graph.of_type(dispatch):
-                names = dict.fromkeys(name for _, name in graph.nodes[node].tags)  # type: ignore[union-attr]
-                for name in names:
-                    if name in graph.body:
-                        parents.setdefault(graph.body[name], []).append(node)
+        for body, referrers in self._referrers.items():
+            parents.setdefault(body, []).extend(referrers)
         return parents
 
     @cached_property
@@ -785,6 +802,35 @@ class GrammarProperties:
                     ends[heir] = True
                     stack.append(heir)
         return ends
+
+
+class _LazyParents:
+    """:attr:`GrammarProperties._parents` of a graph numbered in pre-order, found for the rules
+    asked about only: a rule's nodes are numbered from its body (or lookahead) to the next
+    rule's, so each rule's structural parents are found by going over its own nodes."""
+
+    def __init__(self, props: GrammarProperties):
+        graph = props.graph
+        self._children = graph.children
+        self._referrers = props._referrers
+        self._roots = sorted([*graph.body.values(), *graph.lookahead.values()])
+        self._parents: dict[int, int] = {}
+        self._done: set[int] = set()  # the roots whose nodes' parents are known
+
+    def get(self, node: int, default: tuple[()] = ()) -> list[int] | tuple[()]:
+        """The nodes ``node`` inherits FOLLOW from (see ``_parents``), or ``default``."""
+        k = bisect_right(self._roots, node) - 1
+        root = self._roots[k]
+        if root not in self._done:
+            self._done.add(root)
+            stop = self._roots[k + 1] if k + 1 < len(self._roots) else len(self._children)
+            parents, children = self._parents, self._children
+            for parent in range(root, stop):
+                for kid in children[parent]:
+                    parents[kid] = parent
+        if node == root:
+            return self._referrers.get(node, default)
+        return [self._parents[node]]
 
 
 _NAMING = frozenset({ast.RuleRef, ast.TagDispatch, ast.TokenTagDispatch})

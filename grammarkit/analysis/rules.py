@@ -314,6 +314,9 @@ def unbounded_whitespace(ctx: LintContext) -> Iterator[Diagnostic]:
     types, children, nullable = graph.types, graph.children, props.nullable
     ends = props.ends_input
     reported: set[int] = set()
+    # numbered as a tree, a node's subtree is the numbers from it to its last descendant's:
+    # the walk skips the subtrees without a loop (and meets no node twice)
+    ordered = sorted(loops) if graph.preorder else None
     for name in _rules_containing(graph, loops):
         start = graph.body[name]
         seen = {(start, False)}
@@ -343,9 +346,25 @@ def unbounded_whitespace(ctx: LintContext) -> Iterator[Diagnostic]:
             solid = [kid for kid in kids if not nullable[kid]] if kind is ast.Sequence else []
             for kid in reversed(kids):
                 spins = looping and (not solid or solid == [kid])
-                if (kid, spins) not in seen:
+                if ordered is not None:
+                    if kid in loops or _subtree_holds(children, kid, ordered):
+                        stack.append((kid, spins))
+                elif (kid, spins) not in seen:
                     seen.add((kid, spins))
                     stack.append((kid, spins))
+
+
+def _subtree_holds(children: list[tuple[int, ...]], node: int, ordered: list[int]) -> bool:
+    """Whether ``node`` has one of the ``ordered`` nodes below it, in a graph numbered in
+    pre-order (:attr:`ExprGraph.preorder`: its descendants are the numbers up to its last
+    descendant's)."""
+    last = node
+    while children[last]:
+        last = children[last][-1]
+    if last == node:
+        return False
+    k = bisect_right(ordered, node)
+    return k < len(ordered) and ordered[k] <= last
 
 
 def _whitespace_loop_nodes(graph: ExprGraph) -> set[int]:
@@ -567,8 +586,7 @@ def left_recursion(ctx: LintContext) -> Iterator[Diagnostic]:
     number = {name: k for k, name in enumerate(names)}
     # a rule's edges: the rules its body can begin with (a cycle of these is a cycle of the
     # node graph of first positions, which always passes through rule bodies)
-    successors = [[number[graph.target_rule[ref]] for ref in _left_references(props, name)]
-                  for name in names]
+    successors = _left_successors(props, names, number)
     for component in strongly_connected_components(successors):
         if not is_cyclic(component, successors):
             continue
@@ -586,6 +604,44 @@ def left_recursion(ctx: LintContext) -> Iterator[Diagnostic]:
             graph.nodes[first_ref].span,
             "xgrammar parses it (Earley), but left recursion costs at every step; prefer a loop: "
             "`expr ::= term (\"+\" term)*`")
+
+
+def _left_successors(props: GrammarProperties, names: list[str],
+                     number: dict[str, int]) -> list[list[int]]:
+    """Per rule of ``names``: the numbers of the rules its matches can begin with.
+
+    In a tree no node is met twice on the way down a rule, so no node is remembered.
+    """
+    graph = props.graph
+    if graph.shared:
+        return [[number[graph.target_rule[ref]] for ref in _left_references(props, name)]
+                for name in names]
+    types, children, nodes, target_rule, nullable = (
+        graph.types, graph.children, graph.nodes, graph.target_rule, props.nullable)
+    sequence, repeat, body = ast.Sequence, ast.Repeat, graph.body
+    successors = []
+    for name in names:
+        found = []
+        stack = [body[name]]
+        while stack:
+            node = stack.pop()
+            kids = children[node]
+            if not kids:
+                used = target_rule.get(node)
+                if used is not None:
+                    found.append(number[used])
+                continue
+            kind = types[node]
+            if kind is sequence:
+                for position, kid in enumerate(kids):
+                    if not nullable[kid]:
+                        kids = kids[: position + 1]
+                        break
+            elif kind is repeat and nodes[node].max == 0:  # type: ignore[union-attr]
+                continue
+            stack.extend(kids)
+        successors.append(found)
+    return successors
 
 
 def _left_references(props: GrammarProperties, name: str) -> list[int]:
@@ -766,7 +822,7 @@ def lazy_rule_xgrammar_cannot_compile(ctx: LintContext) -> Iterator[Diagnostic]:
     lazy = [r for r in ctx.grammar.rules if any(a.key == "lazy" for a in r.attributes)]
     if not lazy:
         return
-    recursive = _recursive_rules(rules)
+    recursive = _recursive_rules(rules, [rule.name for rule in lazy])
     for rule in lazy:
         if rules.get(rule.name) is not rule:
             continue
@@ -804,14 +860,23 @@ def regex_lookahead_ignored(ctx: LintContext) -> Iterator[Diagnostic]:
                 "express the constraint in the grammar, or check the text after generation")
 
 
-def _recursive_rules(rules: dict[str, ast.Rule]) -> set[str]:
-    """The rules that can reach themselves through references."""
-    names = list(rules)
+def _recursive_rules(rules: dict[str, ast.Rule], starts: list[str]) -> set[str]:
+    """The rules reachable from ``starts`` (through references) that can reach themselves.
+
+    Only those rules are walked: every cycle through a reachable rule stays among them.
+    """
+    names = [name for name in dict.fromkeys(starts) if name in rules]
     number = {name: k for k, name in enumerate(names)}
-    successors = [
-        [number[used] for used, _ in ast.referenced_rules(rules[name].body) if used in number]
-        for name in names
-    ]
+    successors: list[list[int]] = []
+    for name in names:  # grows as references reach new rules
+        used = []
+        for target, _ in ast.referenced_rules(rules[name].body):
+            if target not in number and target in rules:
+                number[target] = len(names)
+                names.append(target)
+            if target in number:
+                used.append(number[target])
+        successors.append(used)
     return {
         names[node]
         for component in strongly_connected_components(successors)

@@ -43,7 +43,7 @@ class Suppressions:
         self._by_line: dict[int, _Codes] = {}
         for comment in grammar.comments:
             for match in _DIRECTIVE.finditer(comment.text):
-                line = source.position(comment.span.start).line
+                line = source.line(comment.span.start)
                 codes = None if match.group(1) is None else frozenset(
                     code.strip().upper() for code in re.split(r"[,\s]+", match.group(1))
                     if code.strip())
@@ -52,7 +52,7 @@ class Suppressions:
         for rule in grammar.rules if self._by_line else ():
             if rule.span is None or rule.name_span is None:
                 continue
-            line = source.position(rule.name_span.start).line
+            line = source.line(rule.name_span.start)
             if line in self._by_line:
                 self._rules.append((rule.span.start, rule.span.end, self._by_line[line]))
         self._rules.sort(key=lambda entry: entry[0])
@@ -62,7 +62,7 @@ class Suppressions:
         return bool(self._by_line)
 
     def _codes_at(self, offset: int) -> _Codes:
-        codes = self._by_line.get(self._source.position(offset).line, frozenset())
+        codes = self._by_line.get(self._source.line(offset), frozenset())
         k = bisect.bisect_right(self._rule_starts, offset) - 1
         if k >= 0 and self._rules[k][0] <= offset < self._rules[k][1]:
             codes = _merge(codes, self._rules[k][2])

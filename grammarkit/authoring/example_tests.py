@@ -9,7 +9,7 @@ from grammarkit.authoring.examples import EXAMPLES_SUFFIX, Example, format_verdi
 from grammarkit.grammar import Grammar
 from grammarkit.source import SourceText
 
-GRAMMAR_SUFFIXES = (".ebnf", ".schema.json")
+GRAMMAR_SUFFIXES = (".ebnf", ".gbnf", ".schema.json")
 
 
 @dataclass(frozen=True)
@@ -83,7 +83,7 @@ def updated_text(source: SourceText, outcomes: list[Outcome]) -> str:
 
 
 def grammar_for(examples_path: Path) -> Path | None:
-    """The grammar beside an examples file: ``NAME.ebnf`` or ``NAME.schema.json``."""
+    """The grammar beside an examples file: ``NAME.ebnf``, ``NAME.gbnf`` or ``NAME.schema.json``."""
     stem = examples_path.name[: -len(EXAMPLES_SUFFIX)]
     for suffix in GRAMMAR_SUFFIXES:
         candidate = examples_path.with_name(stem + suffix)

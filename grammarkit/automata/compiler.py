@@ -24,7 +24,10 @@ compiled the first time the recognizer or the decoder asks for it (:class:`RuleA
    a bounded depth: chains of small rules collapse, and asking for one rule of a 250,000-rule
    chain compiles a handful; calls to larger or recursive rules stay call edges, and so do
    calls to rules with ``max_tokens`` (the decoder knows their items by their rule, see
-   :mod:`grammarkit.decode.token_budget`).
+   :mod:`grammarkit.decode.token_budget`) and to *counted callees*, rules that repeat a call
+   a bounded number of times or have a counted loop (``json-string.max12 ::= "\\""
+   json-char{0,12} "\\""``): a copy per caller would give the decoder the repetition's
+   positions once per caller to classify tokens for.
 4. **Eliminate tail self-calls**: ``x ::= "a" x | "b"`` becomes a loop, so right-recursive lists
    and string bodies are plain automaton loops instead of ever-deeper calls.
 
@@ -124,6 +127,7 @@ class RuleAutomata:
         self._done = [False] * len(rules)
         self._busy: set[int] = set()
         self._leaf_bodies: dict[int, ast.Expr | None] = {}
+        self._counted_callees: dict[int, bool] = {}
         self._union_bodies: dict[int, ast.Expr] = {}
         self._union_budget = 2 * len(rules) + 1000
         """How many rule bodies :meth:`union_body` may still pull into others (bounds the
@@ -240,6 +244,25 @@ class RuleAutomata:
                                       else (inner,)))
         return kept[0] if len(kept) == 1 else ast.Choice(tuple(kept), body.span)
 
+    def _is_counted_callee(self, rule: int) -> bool:
+        """Whether ``rule`` repeats something a counted number of times: a counted loop, or a
+        bounded repetition of a call (``json-string.max12 ::= "\\"" json-char{0,12} "\\""``;
+        a small rule built in place is no call), cached.
+
+        Such a rule is never inlined: each copy would give its caller the repetition's
+        positions once more, and the decoder classifies the tokens of every position on its
+        own, so 50 properties sharing one bounded string would cost 50 times the token
+        classes of one (as a call, they share those of the rule's states).
+        """
+        found = self._counted_callees.get(rule)
+        if found is None:
+            found = self._counted_callees[rule] = self._base(rule).counted or any(
+                type(node) is ast.Repeat and node.max is not None and node.max > 1
+                and any(type(inner) is ast.RuleRef and self._leaf_body(inner.name) is None
+                        for inner in ast.walk(node.item))
+                for node in ast.walk(self.union_body(rule)))
+        return found
+
     def _leaf_body(self, name: str) -> ast.Expr | None:
         """The body of rule ``name`` if it is small and calls nothing (then it is built in
         place of each reference, as inlining would copy it), else ``None``."""
@@ -320,6 +343,7 @@ class RuleAutomata:
                     for callee, q in nfa.call_edges[p]:
                         if (callee == rule or callee in self._kept_calls or not self._inlines
                                 or self._base(callee).num_states > limit
+                                or self._is_counted_callee(callee)
                                 or (callee not in self._busy  # busy: inlined as it stands
                                     and not self._advance(callee, limit, depth - 1))):
                             kept.append((callee, q))

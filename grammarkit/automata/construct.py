@@ -4,8 +4,9 @@ Each expression becomes a fragment ``(start, end)`` inside the rule's :class:`NF
 
 * literals are byte chains (UTF-8, see :mod:`grammarkit.automata.utf8`); classes are a handful of
   byte-range chains; a rule reference is one call edge; ``Token``/``ExcludeToken`` a token edge;
-* two or more literal alternatives of one choice share a trie (an enum of 100,000 words is a
-  trie, not 100,000 branches);
+* two or more alternatives of one choice that begin with a literal share a trie of those
+  literals, each word's last state going on to the rest of its alternative (an enum of 100,000
+  words is a trie, not 100,000 branches, and so are 10,000 ``"w..." [0-9]*``);
 * ``x{m,n}`` is ``n`` copies of ``x`` (the last ``n - m`` optional), ``x{m,}`` is ``m`` copies
   with the last one looping (``x*`` loops one copy), as long as the copies stay within
   :data:`UNROLL_LIMIT` states; larger repetitions become one counted :class:`~grammarkit.automata.
@@ -86,16 +87,8 @@ class _Builder:
                         stack.append((body, None, False))
                         continue
                 if isinstance(node, ast.Choice):
-                    literals = [k for k in node.alternatives if isinstance(k, ast.Literal)]
-                    if len(literals) >= 2:
-                        words = _LiteralWords(tuple(utf8.encode(k.value) for k in literals))
-                        others = tuple(k for k in node.alternatives
-                                       if not isinstance(k, ast.Literal))
-                        if not others:
-                            results.append(self._trie(words.words))
-                            continue
-                        node = ast.Choice((*others, words), node.span)  # type: ignore[arg-type]
-                kids = ast.children(node)
+                    node = _factored(node)  # type: ignore[assignment]
+                kids = _children(node)
                 if not kids:
                     if in_regex and isinstance(node, ast.CharClass):
                         codepoints = utf8.class_codepoints(node.ranges, node.negated)
@@ -106,10 +99,12 @@ class _Builder:
                 stack.append((node, self.nfa.num_states, in_regex))
                 stack.extend((kid, None, in_regex) for kid in reversed(kids))
                 continue
-            count = len(ast.children(node))
+            count = len(_children(node))
             parts = results[len(results) - count:]
             del results[len(results) - count:]
-            if isinstance(node, ast.Sequence):
+            if isinstance(node, _PrefixTrie):
+                results.append(self._prefix_trie(node, parts))
+            elif isinstance(node, ast.Sequence):
                 results.append(self._sequence(parts))
             elif isinstance(node, ast.Choice):
                 results.append(self._choice(parts))
@@ -139,8 +134,8 @@ class _Builder:
             return build_tag_dispatch(nfa, tags, excludes, node.loop_after_dispatch)
         if isinstance(node, ast.TokenTagDispatch):
             return self._token_tag_dispatch(node)
-        if isinstance(node, _LiteralWords):
-            return self._trie(node.words)
+        if isinstance(node, _PrefixTrie):  # literals without tails
+            return self._prefix_trie(node, [])
         if isinstance(node, ast.Substring):
             return self._substring([utf8.encode(s) for s in node.strings])
         if isinstance(node, (ast.Sequence, ast.Choice)):  # empty group
@@ -164,13 +159,27 @@ class _Builder:
             edges[offset].append((byte, byte, offset + 1))
         return start, start + len(data)
 
-    def _trie(self, words: tuple[bytes, ...]) -> Fragment:
-        """Any of ``words``, as a trie: words sharing a prefix share its states."""
+    def _prefix_trie(self, node: _PrefixTrie, tails: list[Fragment]) -> Fragment:
+        """``node``'s alternatives as a trie of their leading literals: words sharing a prefix
+        share its states, and the state after each word goes on to its tail (``tails``: the
+        fragments of ``node.tails``) or to the end."""
         nfa = self.nfa
         start, end = nfa.add_state(), nfa.add_state()
+        for _, tail_end in tails:
+            nfa.add_epsilon(tail_end, end)
+        ending: set[bytes] = set()  # words after which the choice ends
+        going_on: dict[bytes, set[int]] = {}  # the others: the tail starts they go on to
+        for word, k in zip(node.words, node.tail_of, strict=True):
+            if k is None:
+                ending.add(word)
+            else:
+                going_on.setdefault(word, set()).add(tails[k][0])
+        first = nfa.num_states
+        moves: list[tuple[int, int, int]] = []  # (state, byte, next state) of the trie
+        ends: list[tuple[int, int]] = []  # (state after a word, where the word goes on)
         path = [start]  # path[i]: the state after the first i bytes of the previous word
         previous = b""
-        for word in sorted(set(words)):  # sorted: a prefix's words are consecutive
+        for word in sorted(ending | going_on.keys()):  # sorted: a prefix's words are consecutive
             common = 0
             for a, b in zip(previous, word):
                 if a != b:
@@ -178,11 +187,21 @@ class _Builder:
                 common += 1
             del path[common + 1:]
             for byte in word[common:]:
-                nxt = nfa.add_state()
-                nfa.add_bytes(path[-1], byte, byte, nxt)
-                path.append(nxt)
-            nfa.add_epsilon(path[-1], end)
+                state = first + len(moves)
+                moves.append((path[-1], byte, state))
+                path.append(state)
+            if word in ending:
+                ends.append((path[-1], end))
+            if going_on:
+                for target in going_on.get(word, ()):
+                    ends.append((path[-1], target))
             previous = word
+        nfa.add_states(len(moves))
+        byte_edges, epsilon = nfa.byte_edges, nfa.epsilon
+        for state, byte, nxt in moves:
+            byte_edges[state].append((byte, byte, nxt))
+        for state, target in ends:
+            epsilon[state].append(target)
         return start, end
 
     def _sequences(self, sequences: list[utf8.ByteSequence]) -> Fragment:
@@ -297,10 +316,69 @@ def _class_sequences(ranges: tuple[tuple[int, int], ...], negated: bool
 
 
 @dataclass(frozen=True, slots=True)
-class _LiteralWords:
-    """The literal alternatives of a choice, encoded, built as one trie (a leaf)."""
+class _PrefixTrie:
+    """Alternatives of a choice that each begin with a literal, built as one trie of those
+    literals (a choice of 100,000 words, or of 10,000 ``"w..." [0-9]*``, is one trie whose
+    start has one state, not 100,000 branches): after ``words[i]`` comes the tail
+    ``tails[tail_of[i]]`` (``None``: the alternative ends there). Equal tails are one tail,
+    built once (every tail ends the choice, so alternatives may share it)."""
 
     words: tuple[bytes, ...]
+    tail_of: tuple[int | None, ...]
+    tails: tuple[ast.Expr, ...]
+
+
+def _factored(node: ast.Choice) -> ast.Choice | _PrefixTrie:
+    """``node`` with its alternatives that begin with a literal gathered into one
+    :class:`_PrefixTrie` (when there are at least two: the same language, fewer states)."""
+    words: list[bytes] = []
+    tail_of: list[int | None] = []
+    tails: list[ast.Expr] = []
+    numbers: dict[ast.Expr, int] = {}  # the number of each shallow tail
+    others: list[ast.Expr] = []
+    for alternative in node.alternatives:
+        if isinstance(alternative, ast.Literal):
+            words.append(utf8.encode(alternative.value))
+            tail_of.append(None)
+        elif (isinstance(alternative, ast.Sequence) and alternative.items
+              and isinstance(first := alternative.items[0], ast.Literal)):
+            items = alternative.items
+            words.append(utf8.encode(first.value))
+            if len(items) == 1:
+                tail_of.append(None)
+                continue
+            tail = items[1] if len(items) == 2 else ast.Sequence(items[1:], alternative.span)
+            shallow = _shallow(tail)  # a deep tail is not hashed (that recurses as deep)
+            known = numbers.get(tail) if shallow else None
+            if known is None:
+                known = len(tails)
+                tails.append(tail)
+                if shallow:
+                    numbers[tail] = known
+            tail_of.append(known)
+        else:
+            others.append(alternative)
+    if len(words) < 2:
+        return node
+    trie = _PrefixTrie(tuple(words), tuple(tail_of), tuple(tails))
+    if not others:
+        return trie
+    return ast.Choice((*others, trie), node.span)  # type: ignore[arg-type]
+
+
+def _shallow(expr: ast.Expr, depth: int = 16) -> bool:
+    """Whether ``expr`` nests at most ``depth`` deep."""
+    level = [expr]
+    for _ in range(depth):
+        level = [kid for node in level for kid in ast.children(node)]
+        if not level:
+            return True
+    return False
+
+
+def _children(node: ast.Expr | _PrefixTrie) -> tuple[ast.Expr, ...]:
+    """The sub-expressions built before ``node`` (its tails, for a trie)."""
+    return node.tails if isinstance(node, _PrefixTrie) else ast.children(node)
 
 
 def _reaches(nfa: NFA, source: int, target: int, through_calls: bool) -> bool:

@@ -13,16 +13,20 @@ from grammarkit.cli.common import (
     EXIT_ERRORS,
     SCHEMA_SUFFIX,
     InputError,
+    JsonCommand,
+    PathArgument,
     cli_diagnostic,
     dump_json,
     echo,
     files,
     format_option,
+    outcome,
     read,
     render,
     root_option,
     try_load,
 )
+from grammarkit.cli.generation import conversion_warnings, lenient_option
 
 if TYPE_CHECKING:
     from grammarkit.check.tokenizers import LoadedTokenizer
@@ -44,8 +48,12 @@ stop_token_option = click.option(
 )
 
 
-@click.command("check")
-@click.argument("paths", nargs=-1, type=click.Path(exists=True, allow_dash=True),
+EMPTY: dict[str, Any] = {"path": None, "tokenizer": None, "ok": False}
+"""``--format json``: the keys of a grammar's report, for a failure before any grammar is checked."""
+
+
+@click.command("check", cls=JsonCommand, json_fields=EMPTY, json_in_list=True)
+@click.argument("paths", nargs=-1, type=PathArgument(exists=True, allow_dash=True),
                 metavar="GRAMMAR...")
 @tokenizer_option
 @stop_token_option
@@ -60,11 +68,13 @@ stop_token_option = click.option(
               help="Comma-separated codes or prefixes of the findings to report (default ALL).")
 @click.option("--ignore", multiple=True, metavar="CODES",
               help="Comma-separated codes or prefixes of the findings to skip.")
+@lenient_option
 @root_option
 @format_option
 def command(paths: tuple[str, ...], tokenizer: str | None, stop_tokens: tuple[int, ...],
-            vocab_size: int | None, list_tokenizers: bool, samples: int, seed: int, select: tuple[str, ...],
-            ignore: tuple[str, ...], root: str, output_format: str) -> None:
+            vocab_size: int | None, list_tokenizers: bool, samples: int, seed: int,
+            select: tuple[str, ...], ignore: tuple[str, ...], lenient: bool, root: str,
+            output_format: str) -> None:
     """Check grammars (*.ebnf) and JSON Schemas (*.schema.json) against a model's tokenizer.
 
     Finds what fails only with a real vocabulary: text it cannot spell, no way to stop,
@@ -74,33 +84,37 @@ def command(paths: tuple[str, ...], tokenizer: str | None, stop_tokens: tuple[in
     if list_tokenizers:
         _list_tokenizers(output_format)
         return
-    if not paths:
-        raise click.UsageError("give at least one GRAMMAR (or --list-tokenizers)")
-    if tokenizer is None:
-        raise click.UsageError("--tokenizer PATH|NAME is required (see --list-tokenizers)")
-    from grammarkit.grammar import Grammar
+    with outcome(output_format, in_list=True, **EMPTY):
+        if not paths:
+            raise click.UsageError("give at least one GRAMMAR (or --list-tokenizers)")
+        if tokenizer is None:
+            raise click.UsageError("--tokenizer PATH|NAME is required (see --list-tokenizers)")
+        from grammarkit.grammar import Grammar
 
-    loaded = load_tokenizer_or_exit(tokenizer, stop_tokens, vocab_size)
-    outputs: list[dict[str, Any]] = []
-    failed = False
-    for path in files(paths):
-        grammar = _grammar(path, root)
-        if not isinstance(grammar, Grammar):  # errors: on stderr, or in the JSON report
-            failed = True
+        loaded = load_tokenizer_or_exit(tokenizer, stop_tokens, vocab_size)
+        outputs: list[dict[str, Any]] = []
+        failed = False
+        for path in files(paths):
+            grammar = _grammar(path, root, lenient)
+            if not isinstance(grammar, Grammar):  # errors: on stderr, or in the JSON report
+                failed = True
+                if output_format == "json":
+                    outputs.append({"path": path, "tokenizer": loaded.label, "ok": False,
+                                    "diagnostics": [d.to_json() for d in grammar]})
+                else:
+                    echo(render(grammar) + "\n", err=True)
+                continue
+            warnings = conversion_warnings(grammar, path, output_format)
+            report = run_check(grammar, loaded, path, samples=samples, seed=seed,
+                               select=_codes(select), ignore=_codes(ignore))
+            failed = failed or not report.ok
             if output_format == "json":
-                outputs.append({"path": path, "tokenizer": loaded.label, "ok": False,
-                                "diagnostics": [d.to_json() for d in grammar]})
+                checked = report.to_json()
+                checked["diagnostics"] = [*warnings, *checked["diagnostics"]]
+                outputs.append({"path": path, "tokenizer": loaded.label, **checked})
             else:
-                echo(render(grammar) + "\n", err=True)
-            continue
-        report = run_check(grammar, loaded, path, samples=samples, seed=seed,
-                           select=_codes(select), ignore=_codes(ignore))
-        failed = failed or not report.ok
-        if output_format == "json":
-            outputs.append({"path": path, "tokenizer": loaded.label, **report.to_json()})
-        else:
-            echo(f"{path} with {_describe(loaded)}\n")
-            echo(report.render(loaded.vocab.token_bytes) + "\n")
+                echo(f"{path} with {_describe(loaded)}\n")
+                echo(report.render(loaded.vocab.token_bytes) + "\n")
     if output_format == "json":
         echo(dump_json(outputs))
     if failed:
@@ -162,8 +176,9 @@ def split_check_selectors(codes: list[str] | None) -> tuple[list[str] | None, li
 _LOADED: dict[tuple[str, tuple[int, ...]], LoadedTokenizer] = {}
 
 
-def _grammar(path: str, root: str) -> Grammar | list[Diagnostic]:
-    """The grammar or converted schema in ``path``, or its errors."""
+def _grammar(path: str, root: str, lenient: bool) -> Grammar | list[Diagnostic]:
+    """The grammar or converted schema in ``path`` (leniently with ``lenient``), or its
+    errors."""
     from grammarkit.diagnostics import GrammarError
     from grammarkit.grammar import Grammar
 
@@ -173,11 +188,11 @@ def _grammar(path: str, root: str) -> Grammar | list[Diagnostic]:
     if path == "-":
         raise InputError("a JSON Schema cannot be read from standard input here: name its file")
     try:
-        return Grammar.from_json_schema(Path(path))
+        return Grammar.from_json_schema(Path(path), lenient=lenient)
     except GrammarError as exc:
         from grammarkit.convert.json_schema import command_line_wording
 
-        return command_line_wording(exc.diagnostics, converting=False)
+        return command_line_wording(exc.diagnostics, options={"lenient"})
     except ValueError as exc:
         return [cli_diagnostic("GK171", f"cannot convert the schema: {exc}", path)]
 

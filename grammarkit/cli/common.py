@@ -28,6 +28,18 @@ JSON_SUFFIX = ".json"
 
 _SURROGATE = re.compile("[\ud800-\udfff]")
 
+
+class PathArgument(click.Path):
+    """``click.Path`` that refuses a name with a NUL byte as a usage error (the system calls
+    behind ``exists=True`` raise ``ValueError`` on one, which click lets through)."""
+
+    def convert(self, value: Any, param: click.Parameter | None,
+                ctx: click.Context | None) -> Any:
+        if isinstance(value, str) and "\x00" in value:
+            self.fail(f"{value!r} contains a NUL byte: no file has that name", param, ctx)
+        return super().convert(value, param, ctx)
+
+
 format_option = click.option(
     "--format", "output_format", type=click.Choice(["text", "json"]), default="text",
     show_default=True, help="Output as human-readable text or as JSON.",
@@ -41,7 +53,7 @@ to_option = click.option(
     show_default=True, help="Grammar notation to write: XGrammar EBNF, llama.cpp GBNF or Lark.",
 )
 output_option = click.option(
-    "-o", "--output", type=click.Path(dir_okay=False, allow_dash=True), default="-",
+    "-o", "--output", type=PathArgument(dir_okay=False, allow_dash=True), default="-",
     help="Write the grammar here instead of standard output.",
 )
 
@@ -94,14 +106,17 @@ class JsonCommand(click.Command):
 
     Errors click finds while reading the arguments (a missing file, a bad option value) happen
     before the command body and its :func:`outcome` run; with ``--format json`` among the
-    arguments they are printed in the command's failure shape: ``{**json_fields,
-    "diagnostics": [GK174]}``, or the bare list of diagnostics when ``json_fields`` is ``None``
-    (a command whose report is a list of diagnostics, like ``lint``).
+    arguments they are printed in the command's failure shape (see :func:`failure_report`):
+    ``{**json_fields, "diagnostics": [GK174]}``, that report alone in a list when
+    ``json_in_list`` (a command whose report is a list of such objects, like ``check``), or the
+    bare list of diagnostics when ``json_fields`` is ``None`` (like ``lint``).
     """
 
-    def __init__(self, *args: Any, json_fields: dict[str, Any] | None = None, **kwargs: Any):
+    def __init__(self, *args: Any, json_fields: dict[str, Any] | None = None,
+                 json_in_list: bool = False, **kwargs: Any):
         super().__init__(*args, **kwargs)
         self.json_fields = json_fields
+        self.json_in_list = json_in_list
 
     def make_context(self, info_name: str | None, args: list[str],
                      parent: click.Context | None = None, **extra: Any) -> click.Context:
@@ -111,10 +126,23 @@ class JsonCommand(click.Command):
         except click.UsageError as exc:
             if not wants_json:
                 raise
-            report = [cli_diagnostic("GK174", exc.format_message()).to_json()]
-            fields = self.json_fields
-            echo(dump_json(report if fields is None else {**fields, "diagnostics": report}))
+            echo(dump_json(failure_report([cli_diagnostic("GK174", exc.format_message())],
+                                          self.json_fields, self.json_in_list)))
             sys.exit(exc.exit_code)
+
+
+def failure_report(diagnostics: list[Diagnostic], fields: dict[str, Any] | None,
+                   in_list: bool = False) -> Any:
+    """A command's JSON report when it fails with ``diagnostics`` before answering.
+
+    ``fields`` are the command's usual keys with their "no answer" values, so that a JSON
+    reader always finds the same keys; ``None`` for a command whose report is the bare list
+    of diagnostics. ``in_list``: the report is one item of a list, as in ``check``'s output.
+    """
+    report = [d.to_json() for d in diagnostics]
+    if fields is None:
+        return report
+    return [{**fields, "diagnostics": report}] if in_list else {**fields, "diagnostics": report}
 
 
 def _asks_for_json(args: list[str]) -> bool:
@@ -128,14 +156,16 @@ def _asks_for_json(args: list[str]) -> bool:
 
 
 @contextmanager
-def outcome(output_format: str, *, as_list: bool = False, **fields: Any) -> Iterator[None]:
+def outcome(output_format: str, *, as_list: bool = False, in_list: bool = False,
+            **fields: Any) -> Iterator[None]:
     """Run a command body so that with ``--format json`` every failure is JSON on stdout too.
 
     A :class:`CommandFailed` (grammar errors, unreadable inputs) or a usage error raised inside
     becomes ``{**fields, "diagnostics": [...]}`` on stdout, with the same exit code as in text
     mode. ``fields`` are the command's usual keys with their "no answer" values, e.g.
     ``accepted=None``, so a JSON reader always finds the same keys. With ``as_list`` (a
-    command whose JSON report is a list of diagnostics, like ``lint``) it is that list.
+    command whose JSON report is a list of diagnostics, like ``lint``) it is that list; with
+    ``in_list`` (a list of reports, like ``check``) the report alone in a list.
     """
     try:
         yield
@@ -144,8 +174,7 @@ def outcome(output_format: str, *, as_list: bool = False, **fields: Any) -> Iter
             raise
         diagnostics = (exc.diagnostics if isinstance(exc, CommandFailed)
                        else [cli_diagnostic("GK174", exc.format_message())])
-        report = [d.to_json() for d in diagnostics]
-        echo(dump_json(report if as_list else {**fields, "diagnostics": report}))
+        echo(dump_json(failure_report(diagnostics, None if as_list else fields, in_list)))
         sys.exit(exc.exit_code)
 
 

@@ -4,16 +4,30 @@ from __future__ import annotations
 
 import json
 import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
 from typing import Any
 
 import click
 
-from grammarkit.cli.common import EXIT_ERRORS, InputError, dump_json, echo, format_option
+from grammarkit.cli.common import (
+    CommandFailed,
+    InputError,
+    JsonCommand,
+    PathArgument,
+    dump_json,
+    echo,
+    format_option,
+    outcome,
+)
+
+EMPTY: dict[str, Any] = {"choices": None}
+"""``--format json``: the keys of a completion that failed before the server answered one."""
 
 
-@click.command("complete")
+@click.command("complete", cls=JsonCommand, json_fields=EMPTY)
 @click.argument("grammar_path", metavar="GRAMMAR", required=False,
-                type=click.Path(exists=True, dir_okay=False, allow_dash=True))
+                type=PathArgument(exists=True, dir_okay=False, allow_dash=True))
 @click.option("--url", required=True, help="The server, e.g. http://127.0.0.1:30000.")
 @click.option("--model", required=True, help="The model name.")
 @click.option("--kind", type=click.Choice(["ebnf", "regex", "json_schema"]), default=None,
@@ -45,37 +59,42 @@ def command(grammar_path: str | None, url: str, model: str, kind: str | None,
             output_format: str) -> None:
     """Complete a prompt on a server under the grammar (EBNF), regex or JSON Schema in GRAMMAR
     (`-` reads standard input; none: unconstrained) and print the text."""
-    from grammarkit.client import APIStatusError, CompletionsClient, CompletionsError
-    from grammarkit.client.protocol import RequestError
+    with outcome(output_format, **EMPTY):
+        ids = _prompt(prompt_ids, prompt_text, tokenizer)
+        fields: dict[str, Any] = {"max_tokens": max_tokens, "temperature": temperature,
+                                  "top_p": top_p, "top_k": top_k, "min_p": min_p,
+                                  "seed": seed, "stop": list(stop) or None, "n": n}
+        if grammar_path is not None:
+            fields[kind or _kind(grammar_path)] = _read_text(grammar_path)
+        with _server_failures():
+            from grammarkit.client import CompletionsClient
 
-    ids = _prompt(prompt_ids, prompt_text, tokenizer)
-    fields: dict[str, Any] = {"max_tokens": max_tokens, "temperature": temperature,
-                              "top_p": top_p, "top_k": top_k, "min_p": min_p, "seed": seed,
-                              "stop": list(stop) or None, "n": n}
-    if grammar_path is not None:
-        fields[kind or _kind(grammar_path)] = _read_text(grammar_path)
-    try:
-        with CompletionsClient(url, api_key, timeout=timeout) as client:
-            if stream:
-                _print_stream(client.completions(model, ids, stream=True, **fields),
-                              output_format)
-                return
-            response = client.completions(model, ids, **fields)
-    except RequestError as exc:
-        echo(str(exc), err=True)
-        sys.exit(EXIT_ERRORS)
-    except APIStatusError as exc:
-        echo(f"error: the server answered {exc.status_code} {exc.type or ''}: {exc.message}",
-             err=True)
-        sys.exit(EXIT_ERRORS)
-    except CompletionsError as exc:
-        echo(f"error: {exc}", err=True)
-        sys.exit(EXIT_ERRORS)
+            with CompletionsClient(url, api_key, timeout=timeout) as client:
+                if stream:
+                    _print_stream(client.completions(model, ids, stream=True, **fields),
+                                  output_format)
+                    return
+                response = client.completions(model, ids, **fields)
     if output_format == "json":
         echo(dump_json(response.to_json()))
     else:
         for choice in response.choices:
             echo(choice.text)
+
+
+@contextmanager
+def _server_failures() -> Iterator[None]:
+    """A refused request or a server's failure becomes the command's diagnostics."""
+    from grammarkit.cli.generation import server_failure
+    from grammarkit.client import CompletionsError
+    from grammarkit.client.protocol import RequestError
+
+    try:
+        yield
+    except RequestError as exc:
+        raise CommandFailed(exc.diagnostics) from None
+    except CompletionsError as exc:
+        raise CommandFailed(server_failure(exc).diagnostics) from None
 
 
 def _print_stream(chunks: Any, output_format: str) -> None:

@@ -8,7 +8,10 @@ import click
 
 from grammarkit.cli.common import JsonCommand, dump_json, echo, format_option, root_option
 from grammarkit.cli.generation import (
+    conversion_warnings,
     failure,
+    flavor_option,
+    lenient_option,
     load_constraint,
     load_vocabulary,
     print_texts,
@@ -65,11 +68,13 @@ EMPTY: dict[str, Any] = {"choices": None}
 @click.option("--stream", "streaming", is_flag=True, help="Print text as it is generated.")
 @click.option("--show-tokens", is_flag=True, help="Show each token (local backends).")
 @regex_option
+@flavor_option
+@lenient_option
 @root_option
 @format_option
 def command(grammar_argument: str, prompt: str | None, prompt_ids: str | None, backend: str,
             model: str | None, tokenizer: str | None, url: str | None, streaming: bool,
-            show_tokens: bool, is_regex: bool, root: str, output_format: str,
+            show_tokens: bool, is_regex: bool, flavor: str | None, lenient: bool, root: str, output_format: str,
             logit_bias: tuple[str, ...], no_jump_forward: bool, **sampling: Any) -> None:
     """Complete a prompt under GRAMMAR (an EBNF file, a *.schema.json file, or with --regex a
     regular expression).
@@ -77,16 +82,18 @@ def command(grammar_argument: str, prompt: str | None, prompt_ids: str | None, b
     \b
     Local backends (native: grammarkit's decoder; xgrammar: xgrammar 0.2.8's) run --model,
     or with --tokenizer only a random model (a preview). remote sends the request to an
-    SGLang-compatible server (--url, --model): schemas and regexes travel as themselves.
-    The text goes to stdout; with --format json, the whole completion (choices, finish
-    reasons, usage, timing with the model calls jump-forward saved).
+    SGLang-compatible server (--url, --model): schemas and ECMAScript regexes travel as
+    themselves, a --flavor python regex as its EBNF. The text goes to stdout; with --format
+    json, the whole completion (choices, finish reasons, usage, timing with the model calls
+    jump-forward saved).
     """
     with reported(output_format, **EMPTY):
         ids = _prompt(prompt, prompt_ids)
         if backend == "remote" and isinstance(ids, str):  # the client sends token ids only
             raise failure("GK359", "--backend remote sends the prompt as token ids: give it "
                           "with --prompt-ids 1,2,3", exit_code=2)
-        constraint, _ = load_constraint(grammar_argument, root, is_regex)
+        constraint, grammar = load_constraint(grammar_argument, root, is_regex, flavor, lenient)
+        warnings = conversion_warnings(grammar, grammar_argument, output_format)
         params = _params(sampling, logit_bias, no_jump_forward)
         engine, vocab = _backend(backend, model, tokenizer, url)
         if streaming and output_format == "text":
@@ -98,7 +105,7 @@ def command(grammar_argument: str, prompt: str | None, prompt_ids: str | None, b
                         echo(styled(f"--- finish_reason={chunk.finish_reason}", dim=True))
             return
         completion = engine.generate(constraint, ids, params)
-        _show(completion, vocab, show_tokens, output_format)
+        _show(completion, vocab, show_tokens, output_format, warnings)
 
 
 def _prompt(text: str | None, ids: str | None) -> str | list[int]:
@@ -166,9 +173,9 @@ def _load_model(name: str) -> Any:
 
 
 def _show(completion: Completion, vocab: Vocabulary | None, show_tokens: bool,
-          output_format: str) -> None:
+          output_format: str, warnings: list[dict[str, Any]]) -> None:
     if output_format == "json":
-        echo(dump_json({**completion.to_json(), "diagnostics": []}))
+        echo(dump_json({**completion.to_json(), "diagnostics": warnings}))
         return
     if show_tokens and vocab is not None:
         for choice in completion.choices:

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import sys
+from collections import Counter
 from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any, NoReturn
@@ -18,12 +19,14 @@ from grammarkit.cli.common import (
     InputError,
     dump_json,
     echo,
+    plural,
     read,
     render,
     try_load,
 )
 
 if TYPE_CHECKING:
+    from grammarkit.client import CompletionsError
     from grammarkit.diagnostics import Diagnostic
     from grammarkit.generate.constraint import Constraint
     from grammarkit.grammar import Grammar
@@ -33,7 +36,17 @@ EXIT_USAGE = 2
 
 regex_option = click.option(
     "--regex", "is_regex", is_flag=True,
-    help="GRAMMAR is a regular expression (ECMAScript flavor), not a file.",
+    help="GRAMMAR is a regular expression, not a file (its syntax: --flavor).",
+)
+lenient_option = click.option(
+    "--lenient", is_flag=True,
+    help="A *.schema.json: drop keywords no grammar can enforce (counted in one warning line) "
+         "instead of failing, as `grammarkit convert json-schema --lenient` does.",
+)
+flavor_option = click.option(
+    "--flavor", type=click.Choice(["ecma", "python"]), default=None,
+    help="With --regex: ECMAScript (the default, as servers read `regex`) or Python `re` syntax "
+         "and meaning; `grammarkit convert regex --help` gives the exact rules.",
 )
 
 
@@ -58,6 +71,7 @@ def failure(code: str, message: str, hint: str | None = None,
 def reported(output_format: str, **empty: Any) -> Iterator[None]:
     """Run a command body; a failure is printed (as ``{**empty, "diagnostics": [...]}`` on
     stdout with ``--format json``, as text on stderr otherwise) and exits with its code."""
+    from grammarkit.client import CompletionsError
     from grammarkit.diagnostics import GrammarError
     from grammarkit.generate.errors import GenerationError
 
@@ -72,12 +86,28 @@ def reported(output_format: str, **empty: Any) -> Iterator[None]:
             raise Failed(exc.diagnostics) from None
         except GenerationError as exc:
             raise Failed([exc.diagnostic], _exit_code(exc.diagnostic.code)) from None
+        except CompletionsError as exc:  # --backend remote
+            raise server_failure(exc) from None
         except ValueError as exc:  # a request the client refuses, a parameter out of range
             found = getattr(exc, "diagnostics", None)
             raise (Failed(list(found), EXIT_USAGE) if found
                    else failure("GK359", str(exc), exit_code=EXIT_USAGE)) from None
     except Failed as exc:
         _report(output_format, exc.diagnostics, exc.exit_code, empty)
+
+
+def server_failure(exc: CompletionsError) -> Failed:
+    """A remote server's failure as a diagnostic: unreachable (GK360), an error status carrying
+    the server's own message (GK361), or an answer that is not the protocol's shape (GK362)."""
+    from grammarkit.client import APIConnectionError, APIStatusError
+
+    if isinstance(exc, APIConnectionError):
+        return failure("GK360", str(exc), "check --url, and that the server is running")
+    if isinstance(exc, APIStatusError):
+        return failure("GK361", f"the server answered {exc.status_code} "
+                                f"{exc.type or 'error'}: {exc.message}")
+    return failure("GK362", f"the server's answer is not a completion: {exc}",
+                   "is --url an SGLang-compatible /v1/completions server?")
 
 
 def _exit_code(code: str) -> int:
@@ -93,11 +123,13 @@ def _report(output_format: str, diagnostics: list[Diagnostic], exit_code: int,
     sys.exit(exit_code)
 
 
-def load_constraint(argument: str, root: str, is_regex: bool) -> tuple[Constraint, Grammar]:
+def load_constraint(argument: str, root: str, is_regex: bool, flavor: str | None = None,
+                    lenient: bool = False) -> tuple[Constraint, Grammar]:
     """The constraint named on the command line and its grammar.
 
-    ``argument`` is a regular expression (``--regex``), a ``*.schema.json`` file, or an EBNF
-    file (``-``: standard input; a ``*.gbnf`` file is read as llama.cpp GBNF).
+    ``argument`` is a regular expression (``--regex``, in ``flavor``), a ``*.schema.json``
+    file (converted leniently with ``lenient``), or an EBNF file (``-``: standard input; a
+    ``*.gbnf`` file is read as llama.cpp GBNF).
 
     Raises
     ------
@@ -107,8 +139,11 @@ def load_constraint(argument: str, root: str, is_regex: bool) -> tuple[Constrain
     from grammarkit.diagnostics import GrammarError
     from grammarkit.generate.constraint import JsonSchema, Regex, as_grammar
 
+    if flavor is not None and not is_regex:
+        raise failure("GK359", "--flavor is the syntax of a --regex pattern: add --regex",
+                      exit_code=EXIT_USAGE)
     if is_regex:
-        regex = Regex(argument)
+        regex = Regex(argument, flavor or "ecma")
         return regex, as_grammar(regex)
     if argument != "-" and not _exists(argument):
         raise InputError(f"cannot read {argument}: no such file (pass --regex for a "
@@ -121,17 +156,35 @@ def load_constraint(argument: str, root: str, is_regex: bool) -> tuple[Constrain
             schema = json.loads(source.text)
         except json.JSONDecodeError as exc:
             raise InputError(f"{argument}: not JSON: {exc}") from None
-        constraint = JsonSchema(schema)
+        constraint = JsonSchema(schema, lenient=True) if lenient else JsonSchema(schema)
         try:
             return constraint, as_grammar(constraint)
         except GrammarError as exc:
             raise GrammarError(command_line_wording(
                 [d if d.source else d.with_source(source) for d in exc.diagnostics],
-                converting=False)) from None
+                options={"lenient"})) from None
     loaded = try_load(source, root)  # *.gbnf files as GBNF; a GK173 note for GBNF-like text
     if isinstance(loaded, GrammarError):
         raise loaded
     return loaded, loaded
+
+
+def conversion_warnings(grammar: Grammar, argument: str,
+                        output_format: str) -> list[dict[str, Any]]:
+    """What a lenient schema conversion dropped: the JSON report's ``diagnostics``, or (text
+    mode) one warning line on stderr saying how many and where to see them."""
+    from grammarkit.convert.json_schema import command_line_wording
+
+    warnings = command_line_wording(list(grammar.warnings), options={"lenient"})
+    if output_format == "json":
+        return [d.to_json() for d in warnings]
+    if warnings:
+        codes = Counter(d.code for d in warnings)
+        counted = ", ".join(f"{code} ×{n}" if n > 1 else code for code, n in sorted(codes.items()))
+        echo(f"warning: {argument}: the lenient conversion left parts of the schema unenforced "
+             f"({plural(len(warnings), 'warning')}: {counted}); `grammarkit convert "
+             f"json-schema --lenient {argument}` shows them", err=True)
+    return []
 
 
 def _exists(path: str) -> bool:

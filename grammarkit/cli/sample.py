@@ -10,7 +10,10 @@ import click
 
 from grammarkit.cli.common import JsonCommand, dump_json, echo, format_option, root_option
 from grammarkit.cli.generation import (
+    conversion_warnings,
     failure,
+    flavor_option,
+    lenient_option,
     load_constraint,
     load_vocabulary,
     print_texts,
@@ -54,11 +57,13 @@ EMPTY: dict[str, Any] = {"samples": None}
 @click.option("--show-tokens", is_flag=True,
               help="With --tokenizer: show each token (coloured spans on a terminal).")
 @regex_option
+@flavor_option
+@lenient_option
 @root_option
 @format_option
 def command(grammar_argument: str, count: int, seed: int, max_length: int, show_coverage: bool,
             tokenizer: str | None, backend: str, max_tokens: int, show_tokens: bool,
-            is_regex: bool, root: str, output_format: str) -> None:
+            is_regex: bool, flavor: str | None, lenient: bool, root: str, output_format: str) -> None:
     """Print random samples of GRAMMAR (an EBNF file, a *.schema.json file, or with --regex a
     regular expression).
 
@@ -76,16 +81,19 @@ def command(grammar_argument: str, count: int, seed: int, max_length: int, show_
         if show_coverage and tokenizer is not None:
             raise failure("GK359", "--coverage describes text samples: drop --tokenizer",
                           exit_code=2)
-        constraint, grammar = load_constraint(grammar_argument, root, is_regex)
+        constraint, grammar = load_constraint(grammar_argument, root, is_regex, flavor, lenient)
+        warnings = conversion_warnings(grammar, grammar_argument, output_format)
         if tokenizer is not None:
             _token_samples(constraint, tokenizer, backend, count, seed, max_tokens, show_tokens,
-                           output_format)
+                           output_format, warnings)
         else:
-            _text_samples(grammar, count, seed, max_length, show_coverage, output_format)
+            _text_samples(grammar, count, seed, max_length, show_coverage, output_format,
+                          warnings)
 
 
 def _text_samples(grammar: Grammar, count: int, seed: int, max_length: int,
-                  show_coverage: bool, output_format: str) -> None:
+                  show_coverage: bool, output_format: str,
+                  warnings: list[dict[str, Any]]) -> None:
     from grammarkit.sample import Coverage, samples, why_no_samples
 
     coverage = Coverage(grammar)
@@ -98,7 +106,7 @@ def _text_samples(grammar: Grammar, count: int, seed: int, max_length: int,
     if count and not found:
         raise _no_samples(why_no_samples(grammar))
     if output_format == "json":
-        data: dict[str, Any] = {"samples": found, "diagnostics": []}
+        data: dict[str, Any] = {"samples": found, "diagnostics": warnings}
         if show_coverage:
             data["coverage"] = coverage.to_json()
         echo(dump_json(data))
@@ -115,7 +123,8 @@ def _no_samples(diagnostic: Any) -> Exception:
 
 
 def _token_samples(constraint: Constraint, tokenizer: str, backend: str, count: int,
-                   seed: int, max_tokens: int, show_tokens: bool, output_format: str) -> None:
+                   seed: int, max_tokens: int, show_tokens: bool, output_format: str,
+                   warnings: list[dict[str, Any]]) -> None:
     from grammarkit.generate import RandomLM, SamplingParams, get_backend
 
     vocab = load_vocabulary(tokenizer)
@@ -131,7 +140,7 @@ def _token_samples(constraint: Constraint, tokenizer: str, backend: str, count: 
         echo(dump_json({"samples": [{
             "text": c.text, "token_ids": c.token_ids,
             "tokens": [vocab.tokens[t].decode("utf-8", "replace") for t in c.token_ids],
-            "finish_reason": c.finish_reason} for c in choices], "diagnostics": []}))
+            "finish_reason": c.finish_reason} for c in choices], "diagnostics": warnings}))
     elif show_tokens:
         for choice in choices:
             echo(token_spans(vocab, choice.token_ids))

@@ -10,14 +10,18 @@ import click
 
 from grammarkit.cli.common import (
     EXIT_ERRORS,
+    CommandFailed,
     InputError,
+    JsonCommand,
+    PathArgument,
     dump_json,
     echo,
     format_option,
+    outcome,
     plural,
     read,
-    render,
     root_option,
+    try_load,
     write_file,
 )
 
@@ -28,8 +32,12 @@ if TYPE_CHECKING:
     from grammarkit.source import SourceText
 
 
-@click.command("test")
-@click.argument("paths", nargs=-1, required=True, type=click.Path(exists=True))
+EMPTY: dict[str, Any] = {"path": None, "grammar": None, "passed": 0, "failed": []}
+"""``--format json``: the keys of an examples file's report, for a failure that stops the run."""
+
+
+@click.command("test", cls=JsonCommand, json_fields=EMPTY, json_in_list=True)
+@click.argument("paths", nargs=-1, required=True, type=PathArgument(exists=True))
 @click.option("--update", is_flag=True,
               help="Rewrite each example's verdict line to what the grammar says (review the diff).")
 @click.option("--coverage", "show_coverage", is_flag=True,
@@ -41,7 +49,7 @@ if TYPE_CHECKING:
 @format_option
 def command(paths: tuple[str, ...], update: bool, show_coverage: bool, fail_under: float | None,
             root: str, output_format: str) -> None:
-    """Run the examples in NAME.examples files against NAME.ebnf or NAME.schema.json.
+    """Run the examples in NAME.examples files against NAME.ebnf, NAME.gbnf or NAME.schema.json.
 
     PATHS are examples files, grammar files (their examples file is used; a grammar without
     one is skipped with a note) or directories (searched for *.examples). An examples file holds examples like
@@ -64,43 +72,44 @@ def command(paths: tuple[str, ...], update: bool, show_coverage: bool, fail_unde
     from grammarkit.automata.earley import MatchTimeout
 
     show_coverage = show_coverage or fail_under is not None
-    reports: list[dict[str, Any]] = []
-    failed = under = 0
-    files = _example_files(paths)
-    for examples_path in files:
-        source = read(str(examples_path))
-        grammar_path, grammar, examples = _load(examples_path, source, root)
-        try:
-            outcomes = run_examples(grammar, examples)
-        except MatchTimeout as exc:
-            raise InputError(f"{examples_path}: an example is too long or the grammar too "
-                             f"ambiguous to match: {exc.diagnostic.message}") from None
-        report: dict[str, Any] = {
-            "path": str(examples_path), "grammar": str(grammar_path),
-            "passed": sum(o.passed for o in outcomes),
-            "failed": [_failure_json(source, o) for o in outcomes if not o.passed],
-        }
-        if update:
-            new_text = updated_text(source, outcomes)
-            if new_text != source.text:
-                write_file(str(examples_path), new_text.encode("utf-8"))
-                report["updated"] = True
-        else:
-            failed += len(report["failed"])
-        if show_coverage:
-            coverage = Coverage.of(grammar.ast, grammar.root)
-            accepted = [o.example.text for o in outcomes if o.accepted]
+    with outcome(output_format, in_list=True, **EMPTY):
+        reports: list[dict[str, Any]] = []
+        failed = under = 0
+        files = _example_files(paths)
+        for examples_path in files:
+            source = read(str(examples_path))
+            grammar_path, grammar, examples = _load(examples_path, source, root)
             try:
-                coverage.record(grammar.ast, grammar.root, accepted)
-            except DerivationTooLarge:
+                outcomes = run_examples(grammar, examples)
+            except MatchTimeout as exc:
                 raise InputError(f"{examples_path}: an example is too long or the grammar too "
-                                 "ambiguous to measure coverage") from None
-            report["coverage"] = coverage.to_json(grammar.source)
-            report["_coverage"] = (coverage, grammar.source)
-            if fail_under is not None and coverage.percent < fail_under:
-                under += 1
-                report["below"] = fail_under
-        reports.append(report)
+                                 f"ambiguous to match: {exc.diagnostic.message}") from None
+            report: dict[str, Any] = {
+                "path": str(examples_path), "grammar": str(grammar_path),
+                "passed": sum(o.passed for o in outcomes),
+                "failed": [_failure_json(source, o) for o in outcomes if not o.passed],
+            }
+            if update:
+                new_text = updated_text(source, outcomes)
+                if new_text != source.text:
+                    write_file(str(examples_path), new_text.encode("utf-8"))
+                    report["updated"] = True
+            else:
+                failed += len(report["failed"])
+            if show_coverage:
+                coverage = Coverage.of(grammar.ast, grammar.root)
+                accepted = [o.example.text for o in outcomes if o.accepted]
+                try:
+                    coverage.record(grammar.ast, grammar.root, accepted)
+                except DerivationTooLarge:
+                    raise InputError(f"{examples_path}: an example is too long or the grammar too "
+                                     "ambiguous to measure coverage") from None
+                report["coverage"] = coverage.to_json(grammar.source)
+                report["_coverage"] = (coverage, grammar.source)
+                if fail_under is not None and coverage.percent < fail_under:
+                    under += 1
+                    report["below"] = fail_under
+            reports.append(report)
     if output_format == "json":
         echo(dump_json([{k: v for k, v in r.items() if not k.startswith("_") and k != "below"}
                         for r in reports]))
@@ -143,18 +152,20 @@ def _load(examples_path: Path, source: SourceText,
 
     grammar_path = grammar_for(examples_path)
     if grammar_path is None:
-        raise InputError(f"no grammar beside {examples_path} (expected "
-                         f"{examples_path.stem}.ebnf or {examples_path.stem}.schema.json)")
+        stem = examples_path.stem
+        raise InputError(f"no grammar beside {examples_path} (expected {stem}.ebnf, "
+                         f"{stem}.gbnf or {stem}.schema.json)")
     try:
         examples = parse_examples(source)
         if grammar_path.name.endswith(".schema.json"):
             grammar = Grammar.from_json_schema(grammar_path, lenient=True)
         else:
-            grammar_source = read(str(grammar_path))
-            grammar = Grammar.from_ebnf(grammar_source.text, root, path=grammar_source.path)
+            loaded = try_load(read(str(grammar_path)), root)
+            if isinstance(loaded, GrammarError):
+                raise loaded
+            grammar = loaded
     except GrammarError as exc:  # SchemaError is one too
-        echo(render(exc.diagnostics), err=True)
-        sys.exit(EXIT_ERRORS)
+        raise CommandFailed(exc.diagnostics) from None
     return grammar_path, grammar, examples
 
 

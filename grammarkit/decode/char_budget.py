@@ -13,8 +13,10 @@ the next byte meets. Enforcement only ever drops items, so the mask of a state w
 a subset of its mask without them (what the mask engine computes and caches): a token keeps
 its bit without a second look when it has too few code points to reach a deadline (the
 earliest deadline of the items alive or waiting, or the smallest budget a rule predicted
-inside it could get); the others are walked again, token-trie order sharing prefixes, with
-the deadlines. Deadlines are kept per frame (:class:`DeadlineScan`) for the matcher's history
+inside it could get); the others are walked again with the deadlines, column by column
+through a :class:`~grammarkit.decode.deadline_automaton.DeadlineAutomaton`, which numbers
+states by their deadlines relative to the code points read and keeps its byte steps across
+the matcher's masks. Deadlines are kept per frame (:class:`DeadlineScan`) for the matcher's history
 and forgotten on rollback; frames made while exploring (masks, jump-forward strings) are
 forgotten at once. A grammar without ``max_chars`` has no such object.
 """
@@ -23,11 +25,13 @@ from __future__ import annotations
 
 import bisect
 import weakref
+from typing import cast
 
 import numpy as np
 
 from grammarkit.automata.char_deadlines import code_points
 from grammarkit.decode.bitmask import Words, clear_bits
+from grammarkit.decode.deadline_automaton import MASK_CACHE_SIZE, DeadlineAutomaton
 from grammarkit.decode.earley_core import EarleyCore, Frame, ParseState
 from grammarkit.decode.token_index import TokenIndex
 
@@ -35,13 +39,29 @@ _CHAR_COUNTS: weakref.WeakKeyDictionary[TokenIndex, np.ndarray] = weakref.WeakKe
 """Per token index, the code points (bytes that start one) of each rank."""
 
 
+_AUTOMATA: weakref.WeakKeyDictionary[EarleyCore, DeadlineAutomaton] = weakref.WeakKeyDictionary()
+"""Per grammar's Earley adapter (one per mask engine), the automaton its matchers share."""
+
+
+def _shared_automaton(core: EarleyCore, index: TokenIndex) -> DeadlineAutomaton:
+    """The deadline automaton of ``core``'s matchers, made on first use."""
+    found = _AUTOMATA.get(core)
+    if found is None:
+        # a proxy: the automaton must not keep its own key alive
+        proxy = cast(EarleyCore, weakref.proxy(core))
+        found = _AUTOMATA[core] = DeadlineAutomaton(proxy, index, int(_char_counts(index).max()))
+    return found
+
+
 def _char_counts(index: TokenIndex) -> np.ndarray:
     """How many bytes of each rank's token start a code point."""
     found = _CHAR_COUNTS.get(index)
     if found is None:
-        columns = index.columns
-        inside = np.arange(columns.shape[0])[:, None] < index.lengths[None, :]
-        found = (((columns & 0xC0) != 0x80) & inside).sum(axis=0).astype(np.int64)
+        starts = (np.frombuffer(b"".join(index.tokens), dtype=np.uint8) & 0xC0) != 0x80
+        offsets = np.zeros(len(index.tokens), dtype=np.int64)
+        np.cumsum(index.lengths[:-1], out=offsets[1:])
+        found = (np.add.reduceat(starts.astype(np.int64), offsets) if len(offsets)
+                 else np.zeros(0, dtype=np.int64))
         _CHAR_COUNTS[index] = found
     return found
 
@@ -190,55 +210,32 @@ class CharBudget:
         way is taken whole, and xgrammar holds it to no deadline inside it)."""
         scan = self._scan
         state = cursor.state
+        automaton = _AUTOMATA.get(self._core)
+        if automaton is not None:
+            start = automaton.start(dict(state.groups), state.position, cursor.chars, scan)
+            found = automaton.masks.get(start)
+            if found is not None:
+                automaton.masks.move_to_end(start)
+                return found
         reach = min(scan.lowest(state.groups) - cursor.chars, scan.smallest)
         bits = np.unpackbits(words.view(np.uint8), bitorder="little")[: index.vocab_size]
         if by_edges is not None:
             bits &= ~np.unpackbits(by_edges.view(np.uint8), bitorder="little")[: index.vocab_size]
         ranks = index.rank_of[np.flatnonzero(bits)]
-        ranks = np.sort(ranks[ranks >= 0])  # Token(...) ids are not walked
-        ranks = ranks[_char_counts(index)[ranks] > reach]
+        ranks = ranks[ranks >= 0]  # Token(...) ids are not walked
+        counts = _char_counts(index)
+        ranks = ranks[counts[ranks] > reach]
         if not len(ranks):
             return words
-        rejected = self._rejected(cursor, ranks.tolist(), index)
-        if not rejected:
-            return words
-        refined = words.copy()
-        clear_bits(refined, index.ids[np.array(rejected, dtype=np.int64)])
-        return refined
-
-    def _rejected(self, cursor: Cursor, ranks: list[int], index: TokenIndex) -> list[int]:
-        """The ranks (ascending) whose tokens the deadlines reject from ``cursor``, walked in
-        trie order: each token continues from the state of the prefix it shares with the
-        previous one, and a rejected prefix rejects every token that extends it."""
-        tokens = index.tokens
-        lcp = index.lcp
-        # shared[i]: bytes rank i shares with rank i - 1 of the list (the least lcp between)
-        bounds = np.array(ranks, dtype=np.int64)
-        shared_with_previous = [0]
-        if len(ranks) > 1:
-            shared_with_previous += np.minimum.reduceat(
-                lcp[: bounds[-1] + 1], bounds[:-1] + 1).tolist()
-        scan = self._scan
-        explored: list[Frame] = []
-        start = cursor.state
-        # path[k]: (groups, chars) after k bytes of the previous token (None: rejected)
-        path: list[tuple[dict[Frame, int], int] | None] = [(dict(start.groups), cursor.chars)]
-        rejected = []
-        try:
-            for rank, shared in zip(ranks, shared_with_previous, strict=True):
-                token = tokens[rank]
-                shared = min(shared, len(path) - 1)
-                del path[shared + 1:]
-                at = path[shared]
-                position = start.position + shared
-                for byte in token[shared:]:
-                    if at is None:
-                        break
-                    at = scan.step(at[0], position, at[1], byte, explored)
-                    position += 1
-                    path.append(at)
-                if at is None:
-                    rejected.append(rank)
-        finally:
-            self.discard(explored)
-        return rejected
+        if automaton is None:
+            automaton = _shared_automaton(self._core, index)
+            start = automaton.start(dict(state.groups), state.position, cursor.chars, scan)
+        rejected = automaton.rejected(start, ranks)
+        if len(rejected):
+            words = words.copy()
+            clear_bits(words, index.ids[rejected])
+            words.setflags(write=False)
+        automaton.masks[start] = words
+        if len(automaton.masks) > MASK_CACHE_SIZE:
+            automaton.masks.popitem(last=False)
+        return words

@@ -3,7 +3,10 @@
 In a process, the same grammar (compared by its canonical EBNF text and root rule) with the
 same vocabulary (compared by its ordinary tokens, see :attr:`TokenIndex.digest`) is compiled
 once; the engines of the :data:`ENGINE_CACHE_SIZE` most recently used grammars are kept, fewer
-when their tables grow beyond :data:`ENGINE_CACHE_BYTES`.
+when their tables grow beyond :data:`ENGINE_CACHE_BYTES`. A grammar is first compared by its
+:data:`Shape` (root, number of rules, vocabulary): printing every rule for the canonical digest
+(about 1.5 s for a 10 MB grammar) is only done when a cached engine has the same shape, or
+for the disk cache's key.
 
 With the environment variable :data:`CACHE_DIR_VARIABLE` naming a directory, an engine also
 starts from the tables an earlier process stored for the same grammar, vocabulary and compiled
@@ -16,6 +19,7 @@ from __future__ import annotations
 
 import atexit
 import hashlib
+import itertools
 import os
 import threading
 import warnings
@@ -26,7 +30,6 @@ from dataclasses import dataclass
 import numpy as np
 import numpy.typing as npt
 
-from grammarkit.automata.compiled import CompiledGrammar
 from grammarkit.decode.bitmask import Words
 from grammarkit.decode.disk_cache import (
     FORMAT_VERSION,
@@ -62,30 +65,41 @@ CACHE_DIR_VARIABLE = "GRAMMARKIT_CACHE_DIR"
 """The environment variable naming the on-disk cache directory (unset: no disk cache)."""
 
 
+Shape = tuple[str, int, str]
+"""A grammar's root, its number of rules and the vocabulary's digest: equal for a grammar and
+vocabulary equal to a cached engine's (the canonical digest spells both), cheap to compute."""
+
+
 @dataclass
 class _Entry:
     engine: MaskEngine
+    grammar: Grammar
+    """The grammar compiled (its digest is computed when another of its shape is looked up)."""
+    shape: Shape
     disk: DiskCache | None
     disk_key: str
     stored: int
     """The engine's revision when it was last loaded from or stored to disk."""
 
 
-_ENTRIES: OrderedDict[tuple[str, str], _Entry] = OrderedDict()
+_ENTRIES: OrderedDict[int, _Entry] = OrderedDict()
+"""The cached engines by serial number, least recently used first."""
+_SERIALS = itertools.count()
 _LOCK = threading.Lock()
-_BUILDING: dict[tuple[str, str], threading.Lock] = {}
+_BUILDING: dict[Shape, threading.Lock] = {}
 _DIGESTS: weakref.WeakKeyDictionary[Grammar, str] = weakref.WeakKeyDictionary()
 _SAVE_REGISTERED = False
 
 
 def grammar_digest(grammar: Grammar) -> str:
-    """SHA-256 of the canonical rules (comments and layout aside) and root of ``grammar``
-    (memoized per object)."""
+    """SHA-256 of the root, number of rules and canonical rules (comments and layout aside) of
+    ``grammar`` (memoized per object)."""
     found = _DIGESTS.get(grammar)
     if found is None:
         from grammarkit.ebnf.printer import print_rule
 
-        text = "\n".join([grammar.root, *map(print_rule, grammar.ast.rules)])
+        rules = grammar.ast.rules
+        text = "\n".join([grammar.root, str(len(rules)), *map(print_rule, rules)])
         found = _DIGESTS[grammar] = hashlib.sha256(text.encode("utf-8", "surrogatepass")
                                                    ).hexdigest()
     return found
@@ -94,26 +108,41 @@ def grammar_digest(grammar: Grammar) -> str:
 def mask_engine(grammar: Grammar, vocab: Vocabulary) -> MaskEngine:
     """The engine of ``grammar`` and ``vocab``: cached, or compiled now (see the module doc)."""
     index = token_index(vocab)
-    key = (grammar_digest(grammar), index.digest)
+    shape = (grammar.root, len(grammar.ast.rules), index.digest)
+    entry = _cached(grammar, shape)
+    if entry is not None:
+        return entry.engine
     with _LOCK:
-        entry = _ENTRIES.get(key)
-        if entry is not None:
-            _ENTRIES.move_to_end(key)
-            return entry.engine
-        building = _BUILDING.setdefault(key, threading.Lock())
+        building = _BUILDING.setdefault(shape, threading.Lock())
     with building:  # threads asking for the same grammar at once wait for one compilation
-        with _LOCK:
-            entry = _ENTRIES.get(key)
+        entry = _cached(grammar, shape)
         if entry is None:
             try:
-                entry = _build(grammar.compiled, index, key)
+                entry = _build(grammar, index, shape)
                 with _LOCK:
-                    _ENTRIES[key] = entry
+                    _ENTRIES[next(_SERIALS)] = entry
                     _evict()
             finally:  # a build that raised (a token id out of range...) leaves no lock behind
                 with _LOCK:
-                    _BUILDING.pop(key, None)
+                    _BUILDING.pop(shape, None)
     return entry.engine
+
+
+def _cached(grammar: Grammar, shape: Shape) -> _Entry | None:
+    """The cached entry of a grammar equal to ``grammar`` (marked most recently used), if any.
+
+    Digests are only computed when some cached grammar has the same ``shape``.
+    """
+    with _LOCK:
+        candidates = [(serial, entry) for serial, entry in _ENTRIES.items()
+                      if entry.shape == shape]
+    for serial, entry in candidates:
+        if entry.grammar is grammar or grammar_digest(entry.grammar) == grammar_digest(grammar):
+            with _LOCK:
+                if serial in _ENTRIES:
+                    _ENTRIES.move_to_end(serial)
+            return entry
+    return None
 
 
 def clear() -> None:
@@ -156,11 +185,11 @@ def _evict() -> None:
         total -= dropped.engine.nbytes
 
 
-def _build(compiled: CompiledGrammar, index: TokenIndex, key: tuple[str, str]) -> _Entry:
+def _build(grammar: Grammar, index: TokenIndex, shape: Shape) -> _Entry:
     directory = os.environ.get(CACHE_DIR_VARIABLE)
-    engine = MaskEngine(compiled, index)
+    engine = MaskEngine(grammar.compiled, index)
     if not directory:
-        return _Entry(engine, None, "", 0)
+        return _Entry(engine, grammar, shape, None, "", 0)
     global _SAVE_REGISTERED
     if not _SAVE_REGISTERED:
         atexit.register(save)
@@ -168,7 +197,8 @@ def _build(compiled: CompiledGrammar, index: TokenIndex, key: tuple[str, str]) -
     from grammarkit import __version__
 
     disk = DiskCache(directory)
-    disk_key = f"mask-tables/{FORMAT_VERSION}/{__version__}/{key[0]}/{key[1]}"
+    digest = grammar_digest(grammar)
+    disk_key = f"mask-tables/{FORMAT_VERSION}/{__version__}/{digest}/{index.digest}"
     start = disk.load(_start_key(disk_key))  # stored only where computing it took long
     if start is not None:
         try:
@@ -178,7 +208,7 @@ def _build(compiled: CompiledGrammar, index: TokenIndex, key: tuple[str, str]) -
         finally:
             start.close()
     engine.defer(lambda restored: _restore_later(restored, index, disk.load(disk_key)))
-    return _Entry(engine, disk, disk_key, 0)
+    return _Entry(engine, grammar, shape, disk, disk_key, 0)
 
 
 def _start_key(disk_key: str) -> str:

@@ -1,7 +1,7 @@
 """The lexer class Lark's LALR front end asks for; grammarkit's own scanner makes the tokens.
 
-A module of its own so that Lark is imported only when a rule needs the LALR tables (see
-:func:`grammarkit.ebnf.lalr.parser`), while Lark's on-disk cache can still pickle the class.
+A module of its own so that Lark is imported only where the LALR tables are computed
+(:func:`grammarkit.ebnf.lalr.tables_from_lark`: when ``syntax.lark`` changes, and in a test).
 """
 
 from __future__ import annotations

@@ -215,8 +215,8 @@ def _lex(text: str) -> _Lexed:
     that lexical diagnostics and where rules start are exactly the whole text's."""
     if "\0" not in text:  # a NUL byte ends the text: the lexer knows what that means
         pieces: list[ast.Rule | _LexedRegion] = []
-        comments: list[tuple[str, ast.Span]] = []
         reading = plain_text.read(text)
+        comments = list(reading.comments)
         for piece in reading.pieces:
             if isinstance(piece, ast.Rule):
                 pieces.append(piece)
@@ -227,6 +227,8 @@ def _lex(text: str) -> _Lexed:
             pieces.append(_LexedRegion(piece, lexed.tokens, lexed.rule_names))
             comments.extend(lexed.comments)
         else:
+            if reading.comments and len(comments) > len(reading.comments):
+                comments.sort(key=lambda comment: comment[1].start)  # the regions' in between
             first = pieces[0] if pieces else None
             if isinstance(first, ast.Rule):
                 span: ast.Span = first.name_span  # type: ignore[assignment]

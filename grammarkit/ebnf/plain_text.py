@@ -6,7 +6,8 @@ lexer's token objects and the reader walking them cost more than the AST they be
 reader takes one regular-expression step per token and builds the very nodes
 :mod:`grammarkit.ebnf.descent` builds from the tokens (same types, values and spans).
 
-Anything else ends the fast reading of a rule: a comment, a macro call, a lookahead, an
+Comments are kept as the lexer keeps them, and a lookahead ``(= ...)`` ending a rule is read
+as the rule's body is. Anything else ends the fast reading of a rule: a macro call, an
 attribute block, or anything the lexer or the parser would report, except references to
 undefined rules (the caller checks those). That rule's text, up to the next line that starts
 a rule definition, becomes a :class:`Region` for the lexer and the parser.
@@ -16,7 +17,7 @@ a rule definition, becomes a :class:`Region` for the lexer and the parser.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from grammarkit.ebnf import ast
 from grammarkit.ebnf.ast import Span
@@ -38,16 +39,16 @@ _INTEGER = r"[0-9]{1,15}(?![0-9])"
 _TOKEN = re.compile(
     _SPACE + r"(?:"
     rf"(?P<name>{_NAME})(?!\[)(?P<assign>{_SPACE}::=)?"
-    r"|(?P<suffix>[*+?])|(?P<open>\((?!=))|(?P<close>\))|(?P<pipe>\|)"
+    r"|(?P<suffix>[*+?])|(?P<open>\((?!=))|(?P<close>\))|(?P<pipe>\|)|(?P<lookahead>\(=)"
     rf"|(?P<string>{PLAIN_STRING})"
     rf"|(?P<char_class>{PLAIN_CLASS})"
     rf"|(?P<braces>\{{{_SPACE}(?P<low>{_INTEGER}){_SPACE}"
     rf"(?:(?P<comma>,){_SPACE}(?:(?P<high>{_INTEGER})|(?P<minus>-1)(?![A-Za-z0-9_.\-\[]))?"
     rf"{_SPACE})?\}})"
-    r"|(?P<end>\Z))"
+    r"|(?P<comment>#[^\r\n]*+)|(?P<end>\Z))"
 )
-"""One token and the whitespace before it; a name directly before ``::=`` (the next rule)
-takes the ``::=`` along. The classes of characters and escapes are the lexer's."""
+"""One token (or comment) and the whitespace before it; a name directly before ``::=`` (the
+next rule) takes the ``::=`` along. The classes of characters and escapes are the lexer's."""
 
 _RULE_START = re.compile(rf"{_SPACE}(?P<name>{_NAME}){_SPACE}::=")
 _NEXT_RULE = re.compile(rf"^[ \t]*+({_NAME})(?:\[[^\r\n]*?\])?{_SPACE}::=", re.MULTILINE)
@@ -87,6 +88,9 @@ class Reading:
     pieces: list[ast.Rule | Region]
     references: list[ast.RuleRef]
     """The rule references in the rules read here (checked once every rule name is known)."""
+    comments: list[tuple[str, Span]] = field(default_factory=list)
+    """The comments in and after the rules read here (text without ``#``, span with it), in
+    order, as the lexer gives them."""
 
 
 def read(text: str) -> Reading:
@@ -94,7 +98,7 @@ def read(text: str) -> Reading:
     reader = _Reader(text)
     pieces: list[ast.Rule | Region] = []
     if not text:
-        return Reading(pieces, reader.references)
+        return Reading(pieces, reader.references, reader.comments)
     start = _RULE_START.match(text)
     begin = 0  # where a region starting here would start: text before the first rule is in it
     while True:
@@ -121,7 +125,7 @@ def read(text: str) -> Reading:
         pieces.append(Region(begin, after.end()))
         begin = after.start(1)
         start = _RULE_START.match(text, begin)
-    return Reading(pieces, reader.references)
+    return Reading(pieces, reader.references, reader.comments)
 
 
 class _Reader:
@@ -133,19 +137,22 @@ class _Reader:
         self.strings: dict[str, str] = {}
         self.classes: dict[str, CharClassValue | None] = {}
         self.references: list[ast.RuleRef] = []
+        self.comments: list[tuple[str, Span]] = []
 
     def rule(self, start: re.Match[str]) -> tuple[ast.Rule, re.Match[str] | None]:
         """The rule whose name and ``::=`` ``start`` matched (its group ``name``, and the
         ``::=`` at its end), and the match of the next rule's name and ``::=`` if any.
 
-        Raises ``_NotPlain`` when the rule is not plain (its references are not kept then).
+        Raises ``_NotPlain`` when the rule is not plain (its references and comments are not
+        kept then).
         """
-        references = self.references
-        kept = len(references)
+        references, comments = self.references, self.comments
+        kept, kept_comments = len(references), len(comments)
         try:
             return self._rule(start)
         except _NotPlain:
             del references[kept:]
+            del comments[kept_comments:]
             raise
 
     def _rule(self, start: re.Match[str]) -> tuple[ast.Rule, re.Match[str] | None]:
@@ -158,6 +165,7 @@ class _Reader:
         items: list[ast.Expr] = []
         choices_start = sequence_start = item_start = -1
         open_groups: list[tuple[list[ast.Expr], list[ast.Expr], int, int, int]] = []
+        body: ast.Expr | None = None  # once a lookahead starts
         quantifiable = False
         high: int | None
         pos = end = start.end()
@@ -190,6 +198,7 @@ class _Reader:
             elif kind == "close":
                 if not open_groups:
                     raise _NotPlain
+                element_items = items
                 if items:
                     element = items[0] if len(items) == 1 else _SEQUENCE(
                         tuple(items), Span(sequence_start, end))
@@ -202,6 +211,13 @@ class _Reader:
                     element = _SEQUENCE((), Span(open_groups[-1][4], pos))
                 alternatives, items, choices_start, sequence_start, token_start = (
                     open_groups.pop())
+                if body is not None and not open_groups:  # the end of the lookahead
+                    if not element_items:
+                        raise _NotPlain  # `(=)`: the parser reports it
+                    kind, m = self._after_lookahead(pos)
+                    rule = ast.Rule(name, body, element, (), Span(name_start, pos),
+                                    Span(name_start, name_end))
+                    return rule, self._next_rule(kind, m)
             elif kind == "open":
                 if len(open_groups) == MAX_DEPTH:
                     raise _NotPlain
@@ -244,6 +260,20 @@ class _Reader:
                     raise _NotPlain  # a reversed range: the parser reports it
                 token_start = pos - len(value)
                 element = _CHAR_CLASS(char_class.ranges, char_class.negated, Span(token_start, pos))
+            elif kind == "lookahead":  # `(=`: after the body, a group ending the rule
+                if open_groups or not items or body is not None:
+                    raise _NotPlain
+                body = self._body(items, alternatives, sequence_start, choices_start, end)
+                open_groups.append(([], [], -1, -1, pos - 2))
+                alternatives, items = [], []
+                choices_start = sequence_start = -1
+                quantifiable = False
+                end = pos
+                continue
+            elif kind == "comment":  # whitespace to the reader: nothing else changes
+                value = m[kind]
+                self.comments.append((value[1:], Span(pos - len(value), pos)))
+                continue
             elif kind == "braces":
                 if not quantifiable:
                     raise _NotPlain
@@ -272,11 +302,42 @@ class _Reader:
             end = pos
         if open_groups or not items:
             raise _NotPlain
-        if kind == "assign" and not _LINE_BREAK.search(text, m.start(), m.start("name")):
-            raise _NotPlain  # a rule name not starting its line: the lexer reports it
+        rule = ast.Rule(name, self._body(items, alternatives, sequence_start, choices_start, end),
+                        None, (), Span(name_start, end), Span(name_start, name_end))
+        return rule, self._next_rule(kind, m)
+
+    @staticmethod
+    def _body(items: list[ast.Expr], alternatives: list[ast.Expr], sequence_start: int,
+              choices_start: int, end: int) -> ast.Expr:
+        """The choices read at the top of a rule (``items``: the last one's)."""
         body = items[0] if len(items) == 1 else _SEQUENCE(tuple(items), Span(sequence_start, end))
         if alternatives:
             alternatives.append(body)
             body = _CHOICE(tuple(alternatives), Span(choices_start, end))
-        rule = ast.Rule(name, body, None, (), Span(name_start, end), Span(name_start, name_end))
-        return rule, m if kind == "assign" else None
+        return body
+
+    def _next_rule(self, kind: str | None, m: re.Match[str]) -> re.Match[str] | None:
+        """The match of the next rule's name and ``::=`` that ended a rule (``None`` at the end
+        of the text); raises ``_NotPlain`` if that name does not start its line."""
+        if kind != "assign":
+            return None
+        if not _LINE_BREAK.search(self.text, m.start(), m.start("name")):
+            raise _NotPlain  # a rule name not starting its line: the lexer reports it
+        return m
+
+    def _after_lookahead(self, pos: int) -> tuple[str | None, re.Match[str]]:
+        """Read the comments after a rule's lookahead up to the next rule or the end of the
+        text (anything else there: ``_NotPlain``); the kind and match of that last token."""
+        while True:
+            m = _TOKEN.match(self.text, pos)
+            if m is None:
+                raise _NotPlain
+            kind = m.lastgroup
+            pos = m.end()
+            if kind == "comment":
+                value = m[kind]
+                self.comments.append((value[1:], Span(pos - len(value), pos)))
+            elif kind in ("end", "assign"):
+                return kind, m
+            else:
+                raise _NotPlain

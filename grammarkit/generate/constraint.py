@@ -79,11 +79,12 @@ def as_grammar(constraint: Constraint) -> Grammar:
 def request_field(constraint: Constraint) -> tuple[Literal["ebnf", "regex", "json_schema"], str]:
     """How to send ``constraint`` to an SGLang-style server: the request field and its value.
 
-    Schemas and regexes travel as themselves (the server converts them); grammars as EBNF text.
+    Schemas and ECMAScript regexes travel as themselves (the server converts them); grammars,
+    and Python-flavor regexes (which a server would read with ECMAScript's meaning), as EBNF text.
     """
     if isinstance(constraint, JsonSchema):
         return "json_schema", constraint.text()
-    if isinstance(constraint, Regex):
+    if isinstance(constraint, Regex) and constraint.flavor == "ecma":
         return "regex", constraint.pattern
     if isinstance(constraint, str):
         return "ebnf", constraint

@@ -11,6 +11,8 @@ import gc
 from collections.abc import Sequence
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from benchmarks.grammar_texts import generated, varied
 from grammarkit.analysis.lint import lint
@@ -20,6 +22,8 @@ from grammarkit.analysis.suppression import Suppressions
 from grammarkit.diagnostics import Diagnostic
 from grammarkit.ebnf.parser import parse
 from grammarkit.source import SourceText
+
+from .random_grammars import grammars
 
 VARIED = varied(100_000)
 GENERATED = generated(120_000)
@@ -47,6 +51,30 @@ def test_tree_walk_reports_what_the_general_walk_reports(text: str) -> None:
     fast = run_rules(text, tree=True)
     assert fast == run_rules(text, tree=False)
     assert fast == as_tuples(lint(text, "g.ebnf"))
+
+
+def _element(depth: int) -> st.SearchStrategy[str]:
+    """Rule body text with whitespace loops and left recursion in every position."""
+    leaf = st.sampled_from(('"x"', '""', '" "', "ws", "[ \\t]*", "r", "root"))
+    if depth == 0:
+        return leaf
+    inner = st.lists(_element(depth - 1), min_size=1, max_size=3)
+    group = st.tuples(inner, st.sampled_from((" ", " | ")), st.sampled_from(("", "*", "+", "?",
+                                                                                "{2}", "{0,3}")))
+    return st.one_of(leaf, group.map(lambda parts: f"({parts[1].join(parts[0])}){parts[2]}"))
+
+
+_WHITESPACE_GRAMMARS = st.tuples(*[st.lists(_element(2), min_size=1, max_size=3).map(" ".join)
+                                   for _ in range(2)]).map(
+    lambda bodies: f"root ::= {bodies[0]}\nr ::= {bodies[1]} | \"y\"\nws ::= [ \\n]*\n")
+
+
+@settings(max_examples=150)
+@given(st.one_of(grammars, _WHITESPACE_GRAMMARS))
+def test_tree_walk_reports_what_the_general_walk_reports_on_random_grammars(text: str) -> None:
+    """The pre-order shortcuts (GK206 skipping subtrees without a loop, GK209 remembering no
+    node) on grammars of every shape."""
+    assert run_rules(text, tree=True) == run_rules(text, tree=False)
 
 
 def test_varied_grammar_fires_every_rule_but_the_root_ones() -> None:

@@ -22,6 +22,7 @@ GOLDEN_CASES = {
     "test_pass": ["test", "greeting.examples"],
     "test_schema": ["test", "point.schema.json"],
     "test_grammar_path": ["test", "greeting.ebnf"],
+    "test_gbnf": ["test", "--coverage", "shopping.gbnf"],
     "test_fail": ["test", "failing.examples"],
     "test_malformed": ["test", "broken.examples"],
     "test_coverage": ["test", "--coverage", "greeting.ebnf"],

@@ -11,6 +11,7 @@ engines still differ, a test pins it.
 
 from __future__ import annotations
 
+import itertools
 import re
 import time
 
@@ -22,7 +23,7 @@ from hypothesis import strategies as st
 from xgrammar.testing import _is_grammar_accept_string
 
 from grammarkit import Grammar, sample
-from grammarkit.decode import TokenMatcher, allocate_token_bitmask
+from grammarkit.decode import TokenMatcher, allocate_token_bitmask, deadline_automaton
 from grammarkit.vocab import Vocabulary
 
 pytestmark = pytest.mark.xgrammar
@@ -229,6 +230,23 @@ def test_where_xgrammar_shares_rules_differently(ebnf: str, text: str, theirs: b
     assert Grammar.from_ebnf(ebnf).matches(text) == ours
 
 
+@pytest.mark.parametrize("u", ['"a" | "a" w', '"a" | "a" w "c"'])
+def test_where_xgrammars_mask_allows_what_its_accept_token_refuses(
+        u: str, small_vocab: Vocabulary) -> None:
+    """A budget of 0 on a rule predicted inside a token (``v`` after the ``a`` of ``ab``):
+    xgrammar's mask allows ``ab``, its own ``accept_token`` refuses it (``w`` is alive before
+    ``b``, so the spent ``v`` is dropped); grammarkit's mask holds exactly the tokens both
+    engines accept (``docs/diagnostics.md``, GK116; found by the random differentials)."""
+    ebnf = f'root ::= u v ">"\nv[max_chars=0] ::= "b"\nw ::= "a"\nu ::= {u}'
+    info = xgr.TokenizerInfo(TOKENS, xgr.VocabType.RAW, stop_token_ids=[STOP])
+    compiled = xgr.GrammarCompiler(info, cache_enabled=False).compile_grammar(ebnf)
+    theirs = _reference_allowed(xgr.GrammarMatcher(compiled))
+    assert TOKENS.index(b"ab") in theirs
+    accepted = [t for t in theirs if xgr.GrammarMatcher(compiled).accept_token(t)]
+    assert TOKENS.index(b"ab") not in accepted
+    assert _allowed(TokenMatcher(Grammar.from_ebnf(ebnf), small_vocab)) == accepted
+
+
 def test_strings_and_rollbacks_keep_xgrammars_deadlines(small_vocab: Vocabulary) -> None:
     """``accept_string`` reads with the deadlines; ``rollback`` restores the count."""
     ebnf = 'root ::= v ">"\nv[max_chars=3] ::= "(" v ")" | [ab]*'
@@ -311,30 +329,46 @@ def small_vocab() -> Vocabulary:
     return Vocabulary(TOKENS, stop_ids=[STOP])
 
 
-def _reference_allowed(matcher: xgr.GrammarMatcher) -> list[int]:
-    bitmask = xgr.allocate_token_bitmask(1, len(TOKENS))
+def _reference_allowed(matcher: xgr.GrammarMatcher, size: int = len(TOKENS)) -> list[int]:
+    bitmask = xgr.allocate_token_bitmask(1, size)
     matcher.fill_next_token_bitmask(bitmask)
     bits = np.unpackbits(bitmask.numpy()[0].view(np.uint8), bitorder="little")
-    return np.flatnonzero(bits[:len(TOKENS)]).tolist()
+    return np.flatnonzero(bits[:size]).tolist()
 
 
-def _allowed(matcher: TokenMatcher) -> list[int]:
-    bitmask = allocate_token_bitmask(1, len(TOKENS))
+def _allowed(matcher: TokenMatcher, size: int = len(TOKENS)) -> list[int]:
+    bitmask = allocate_token_bitmask(1, size)
     matcher.fill_next_token_bitmask(bitmask)
     bits = np.unpackbits(bitmask[0].view(np.uint8), bitorder="little")
-    return np.flatnonzero(bits[:len(TOKENS)]).tolist()
+    return np.flatnonzero(bits[:size]).tolist()
 
 
-def _same_walk(ebnf: str, choices: list[int], vocab: Vocabulary) -> None:
-    """Masks and jump-forward strings of both engines along a walk of allowed tokens."""
-    info = xgr.TokenizerInfo(TOKENS, xgr.VocabType.RAW, stop_token_ids=[STOP])
+def _reference_accepts(matcher: xgr.GrammarMatcher, token: int) -> bool:
+    """Whether ``matcher`` accepts ``token`` now (its state is kept)."""
+    if not matcher.accept_token(token):
+        return False
+    matcher.rollback(1)
+    return True
+
+
+def _same_walk(ebnf: str, choices: list[int], vocab: Vocabulary,
+               tokens: list[bytes] = TOKENS) -> None:
+    """Masks and jump-forward strings of both engines along a walk of allowed tokens.
+
+    Where xgrammar's mask allows a token its own ``accept_token`` refuses, grammarkit's mask
+    must be xgrammar's without exactly those tokens (``docs/diagnostics.md``, GK116)."""
+    stop = vocab.tokens.index(b"</s>")
+    info = xgr.TokenizerInfo(tokens, xgr.VocabType.RAW, stop_token_ids=[stop])
     compiled = xgr.GrammarCompiler(info, cache_enabled=False).compile_grammar(ebnf)
     theirs = xgr.GrammarMatcher(compiled)
     ours = TokenMatcher(Grammar.from_ebnf(ebnf), vocab)
     path = []
     for choice in choices:
-        allowed = _reference_allowed(theirs)
-        assert _allowed(ours) == allowed, path
+        allowed = _reference_allowed(theirs, len(tokens))
+        mine = _allowed(ours, len(tokens))
+        if mine != allowed:  # only where xgrammar's mask holds tokens it refuses (GK116)
+            allowed = [t for t in allowed if t == stop or _reference_accepts(theirs, t)]
+        assert mine == allowed, path
         try:
             forced = theirs.find_jump_forward_string()
         except UnicodeDecodeError:  # it finishes a split character (docs/decoder.md)
@@ -344,10 +378,10 @@ def _same_walk(ebnf: str, choices: list[int], vocab: Vocabulary) -> None:
         if not allowed:
             break
         token = allowed[choice % len(allowed)]
-        if token == STOP:
+        if token == stop:
             break
         assert ours.accept_token(token) and theirs.accept_token(token)
-        path.append(TOKENS[token])
+        path.append(tokens[token])
 
 
 @settings(max_examples=60)
@@ -393,3 +427,38 @@ def test_random_ambiguous_budgets_get_xgrammars_masks(ebnf: str, choices: list[i
     assume(all(sample(Grammar.from_ebnf(unbudgeted, root=name), n=1, seed=0)
                for name in ("root", "v", "w", "u")))
     _same_walk(ebnf, choices, small_vocab)
+
+
+WORD_TOKENS = [*("".join(t).encode() for n in (1, 2, 3, 4)
+                 for t in itertools.product("ab\u00e9 ", repeat=n)), b".", b"(", b")", b"</s>"]
+"""Every string of up to four of ``a``, ``b``, ``\u00e9`` and space: tokens of every length
+at every distance to a deadline."""
+
+WORDS = [
+    'root ::= (v " ")* v "."\nv[max_chars=3] ::= [ab\u00e9]+',
+    'root ::= (v " ")* v "."\nv[max_chars=2] ::= [ab\u00e9 ]* | "(" v ")"',
+    'root ::= v "."\nv[max_chars=9] ::= "(" v ")" | [ab ]*',
+    'root ::= (u " ")* "."\nu[max_chars=6] ::= v v\nv[max_chars=2] ::= [ab\u00e9]*',
+]
+
+
+@pytest.mark.parametrize("ebnf", WORDS, ids=[str(i) for i in range(len(WORDS))])
+@settings(max_examples=8)
+@given(choices=st.lists(st.integers(0, 1000), min_size=20, max_size=20))
+def test_masks_of_repeated_budgets_are_xgrammars(ebnf: str, choices: list[int]) -> None:
+    """Budgeted rules met again and again, with tokens crossing their deadlines: the decoder's
+    deadline automaton reuses its states across masks (``grammarkit.decode.deadline_automaton``),
+    and every mask stays xgrammar's."""
+    _same_walk(ebnf, choices, Vocabulary(WORD_TOKENS, stop_ids=[len(WORD_TOKENS) - 1]),
+               WORD_TOKENS)
+
+
+def test_masks_stay_xgrammars_when_the_deadline_automaton_starts_afresh(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """The automaton starts afresh once it knows too many states or frames; its numbers and
+    the masks kept by them go with it."""
+    monkeypatch.setattr(deadline_automaton, "MAX_STATES", 3)
+    monkeypatch.setattr(deadline_automaton, "MAX_FRAMES", 8)
+    vocab = Vocabulary(WORD_TOKENS, stop_ids=[len(WORD_TOKENS) - 1])
+    for seed, ebnf in enumerate(WORDS):
+        _same_walk(ebnf, [seed * 37 + 11 * k for k in range(25)], vocab, WORD_TOKENS)

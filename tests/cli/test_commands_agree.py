@@ -15,6 +15,7 @@ import re
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 from click.testing import CliRunner, Result
@@ -82,19 +83,47 @@ def test_lint_json_is_one_list_on_usage_errors_too(tmp_path: Path, options: list
     (["lint", "--format", "json", "MISSING"], None),
     (["sample", "--format", "json", "-n", "zero", "MISSING"], {"samples": None}),
     (["generate", "--format", "json", "--max-tokens", "many", "MISSING"], {"choices": None}),
+    (["complete", "--format", "json", "--url", "u", "--model", "m", "MISSING"],
+     {"choices": None}),
+    (["check", "--format", "json", "--samples", "none", "MISSING"],
+     [{"path": None, "tokenizer": None, "ok": False}]),
+    (["test", "--format", "json", "MISSING"],
+     [{"path": None, "grammar": None, "passed": 0, "failed": []}]),
 ])
 def test_errors_in_the_arguments_are_json_too(tmp_path: Path, args: list[str],
-                                              empty: dict[str, object] | None) -> None:
+                                              empty: Any) -> None:
     # click reads the arguments before the command body: a missing file or a bad option value
     # was click's plain `Error: ...` even with --format json
     missing = str(tmp_path / "missing.ebnf")
     result = run([missing if word == "MISSING" else word for word in args])
     assert result.exit_code == 2
     report = json.loads(result.stdout)
+    if isinstance(empty, list):  # a list of reports (check, test): the failure's one report
+        (report,) = report
+        empty = empty[0]
     diagnostics = report if empty is None else report.pop("diagnostics")
     assert empty is None or report == empty
     (diagnostic,) = diagnostics
     assert diagnostic["code"] == "GK174" and "Invalid value" in diagnostic["message"]
+
+
+@pytest.mark.parametrize(("args", "code"), [
+    (["check", "--format", "json", "--tokenizer", "no-such-vocabulary", "GRAMMAR"], "GK171"),
+    (["check", "--format", "json", "GRAMMAR"], "GK174"),  # no --tokenizer
+    (["test", "--format", "json", "EXAMPLES"], "GK400"),
+])
+def test_failures_in_the_body_of_list_commands_are_json(tmp_path: Path, args: list[str],
+                                                        code: str) -> None:
+    # `check --format json --tokenizer nope` printed click's `Error: --tokenizer: ...` as text
+    grammar = tmp_path / "g.ebnf"
+    grammar.write_text('root ::= "a"\n')
+    examples = tmp_path / "g.examples"
+    examples.write_text("a\n")  # no `=== title ===` header
+    paths = {"GRAMMAR": str(grammar), "EXAMPLES": str(examples)}
+    result = run([paths.get(word, word) for word in args])
+    assert result.exit_code in (1, 2) and result.stderr == ""
+    (report,) = json.loads(result.stdout)
+    assert report["path"] is None and [d["code"] for d in report["diagnostics"]] == [code]
 
 
 def test_errors_in_the_arguments_stay_text_without_format_json(tmp_path: Path) -> None:

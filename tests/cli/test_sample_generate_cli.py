@@ -3,13 +3,16 @@
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 import pytest
 from click.testing import CliRunner, Result
 
+import grammarkit as gk
 from grammarkit import Grammar
 from grammarkit.cli import main
+from grammarkit.generate.constraint import request_field
 
 HERE = Path(__file__).resolve().parent
 GRAMMARS = HERE.parents[1] / "grammars"
@@ -53,6 +56,35 @@ def test_single_line_samples_one_per_line() -> None:
     lines = result.stdout.splitlines()
     assert result.exit_code == 0 and len(lines) == 4
     assert all(Grammar.from_regex("[a-z]{2,6}@[a-z]{2,5}\\.com").matches(x) for x in lines)
+
+
+def _texts(stdout: str) -> list[str]:
+    """The texts of a `sample` or `generate` JSON report."""
+    report = json.loads(stdout)
+    return report["samples"] if "samples" in report else [c["text"] for c in report["choices"]]
+
+
+@pytest.mark.parametrize("command", [["sample"], ["generate", "--prompt", "x", "--tokenizer",
+                                                   "qwen3.6", "--max-tokens", "12"]])
+def test_regex_flavor(command: list[str]) -> None:
+    """`--flavor python` reads the pattern as Python's `re` does: `\\Z` is the end (the
+    ECMAScript default reads `\\Z` as the letter Z)."""
+    python = run([*command, "--regex", "--flavor", "python", "[ab]{3}\\Z", "--seed", "3",
+                  "-n", "4", "--format", "json"])
+    assert python.exit_code == 0
+    assert all(re.fullmatch("[ab]{3}", text) for text in _texts(python.stdout))
+    ecma = run([*command, "--regex", "[ab]{3}\\Z", "--seed", "3", "--format", "json"])
+    assert ecma.exit_code == 0
+    assert all(re.fullmatch("[ab]{3}Z", text) for text in _texts(ecma.stdout))
+    alone = run([*command, "--flavor", "python", "--format", "json", "x.ebnf"])
+    assert alone.exit_code == 2
+    assert json.loads(alone.stdout)["diagnostics"][0]["code"] == "GK359"
+
+
+def test_python_regexes_go_to_servers_as_ebnf() -> None:
+    field, text = request_field(gk.Regex("a.b\\Z", flavor="python"))
+    assert field == "ebnf" and gk.Grammar.from_ebnf(text).matches("a-b")
+    assert not gk.Grammar.from_ebnf(text).matches("a\nb")
 
 
 def test_schema_samples_and_coverage_json() -> None:
@@ -210,3 +242,26 @@ def test_sample_takes_an_installed_tokenizer_by_name(tmp_path: Path) -> None:
     grammar = Grammar.from_ebnf(path.read_text())
     assert len(samples) == 2
     assert all(grammar.matches(s["text"]) for s in samples if s["finish_reason"] == "stop")
+
+
+@pytest.mark.parametrize("command", [
+    ["sample", "-n", "2"],
+    ["generate", "--prompt", "x", "--tokenizer", "qwen3.6", "--max-tokens", "8"],
+    ["check", "--tokenizer", "qwen3.6", "--samples", "5"],
+])
+def test_lenient_schemas(command: list[str], tmp_path: Path) -> None:
+    """A real schema refers to another document: `--lenient` previews it anyway, with one
+    warning line (the hint used to send users to `grammarkit convert json-schema`)."""
+    schema = tmp_path / "task.schema.json"
+    schema.write_text(json.dumps({"type": "object", "properties": {
+        "options": {"$ref": "grunt-task.json#/additionalProperties"}}}))
+    strict = run([*command, str(schema)])
+    assert strict.exit_code == 1 and "GK154" in strict.stderr
+    assert "add --lenient" in strict.stderr
+    lenient = run([*command, str(schema), "--lenient"])
+    assert lenient.exit_code == 0, lenient.output
+    assert "the lenient conversion left parts of the schema unenforced (1 warning: GK254)" \
+        in lenient.stderr
+    report = json.loads(run([*command, str(schema), "--lenient", "--format", "json"]).stdout)
+    diagnostics = report[0]["diagnostics"] if isinstance(report, list) else report["diagnostics"]
+    assert "GK254" in [d["code"] for d in diagnostics]

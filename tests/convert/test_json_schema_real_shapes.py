@@ -7,13 +7,25 @@ branches that multiply into thousands of object sets.
 
 from __future__ import annotations
 
+import importlib
 import json
 import re
+import sys
 from typing import Any
 
+import pytest
+
 from grammarkit import Grammar
+from grammarkit.convert.json_schema import automata
+from grammarkit.convert.json_schema import reader as reader_module
+from grammarkit.convert.json_schema import strings as strings_module
+from grammarkit.convert.json_schema.algebra import intersect
+from grammarkit.convert.json_schema.automata import DFA
 from grammarkit.convert.json_schema.languages import matches
-from grammarkit.convert.json_schema.model import Pattern
+from grammarkit.convert.json_schema.model import Node, Pattern, Ref
+from grammarkit.convert.json_schema.reader import Reader
+from grammarkit.convert.json_schema.references import Document
+from grammarkit.convert.json_schema.report import Reporter
 
 
 def accepts(schema: Any, *values: Any, **options: Any) -> list[bool]:
@@ -90,3 +102,135 @@ def test_pattern_regions_relaxed_alike_are_written_once() -> None:
     the additional names' one: a repeated alternative (lint GK207; the folder's fixture lints
     every converted grammar)."""
     assert accepts({"patternProperties": {"[": {}}}, {"a": 1}, {}, [1]) == [True, True, True]
+
+
+def _sinks(count: int) -> dict[str, Any]:
+    """vector's ``Sinks``: a ``oneOf`` of components, each its configuration (shared
+    properties, ``additionalProperties: false``) beside a ``type`` constant."""
+    definitions = {f"Config{i}": {"type": "object", "additionalProperties": False,
+                                  "properties": {"type": {}, "inputs": {"type": "array"},
+                                                 f"option{i}": {"type": "integer"}}}
+                   for i in range(count)}
+    branches = [{"allOf": [{"$ref": f"#/definitions/Config{i}"},
+                           {"type": "object", "required": ["type"],
+                            "properties": {"type": {"const": f"sink{i}"}}}]}
+                for i in range(count)]
+    return {"definitions": definitions, "oneOf": branches}
+
+
+def test_one_of_branches_told_apart_by_a_discriminator(monkeypatch: Any) -> None:
+    """vector: 65 sinks in one ``oneOf``, each told apart by its ``type`` constant; every
+    pair of branches was intersected and searched for a possible object (0.8 s of 2.7 s).
+    The constants now tell the pairs apart without intersecting any objects."""
+    schema = _sinks(12)
+    reader = Reader(Document(schema), Reporter(lenient=True))
+    node = reader.resolve((Ref("/oneOf/3"),))
+    assert reader.discriminators(node) == {"type": frozenset({("string", "sink3")})}
+    object_products = []
+
+    def counted(a: Node, b: Node) -> Node:
+        # the products `oneOf` takes to compare two branches
+        if a.objects and b.objects and sys._getframe(1).f_code.co_name == "_disjoint":
+            object_products.append((a, b))
+        return intersect(a, b)
+
+    monkeypatch.setattr(reader_module, "intersect", counted)
+    grammar = Grammar.from_json_schema(schema)  # exact: the branches are disjoint
+    assert object_products == []
+    assert not grammar.warnings
+    assert [grammar.matches(json.dumps(v)) for v in (
+        {"type": "sink3", "option3": 1}, {"type": "sink3", "option4": 1},
+        {"type": "sink12", "inputs": []}, {"option3": 1})] == [True, False, False, False]
+
+
+def test_one_of_without_a_discriminator_still_compares_branches() -> None:
+    """Branches whose constants overlap are not disjoint: the pair is intersected, and
+    ``oneOf`` rejects an object both branches accept."""
+    schema = {"oneOf": [
+        {"required": ["kind"], "properties": {"kind": {"enum": ["a", "b"]}}},
+        {"required": ["kind", "n"], "properties": {"kind": {"enum": ["b", "c"]}}}]}
+    reader = Reader(Document(schema), Reporter(lenient=True))
+    first = reader.resolve((Ref("/oneOf/0"),))
+    second = reader.resolve((Ref("/oneOf/1"),))
+    assert reader.discriminators(first)["kind"] & reader.discriminators(second)["kind"]
+    assert accepts(schema, {"kind": "a"}, {"kind": "b"}, {"kind": "b", "n": 1},
+                   {"kind": "c", "n": 1}, {"kind": "c"}) == [True, True, False, True, False]
+
+
+def _products(monkeypatch: Any) -> list[tuple[DFA, DFA]]:
+    """The automaton products string constraints build from now on (recorded)."""
+    found: list[tuple[DFA, DFA]] = []
+
+    def counted(a: DFA, b: DFA) -> DFA:
+        found.append((a, b))
+        return automata.intersect(a, b)
+
+    monkeypatch.setattr(strings_module, "intersect", counted)
+    return found
+
+
+RESERVED = ("and", "as", "assert", "break", "class", "def", "del", "elif", "else", "for",
+            "from", "if", "import", "in", "is", "not", "or", "pass", "return", "while")
+
+
+def test_reserved_words_excluded_by_one_product(monkeypatch: Any) -> None:
+    """venvironment: a C identifier ``pattern`` beside ``allOf`` of 49 ``not: {pattern}``
+    (reserved words, any case): one automaton product per pattern, each minimized (0.4 s).
+    The excluded patterns are now one union, complemented and met once."""
+    schema = {"type": "string", "pattern": "^[a-zA-Z_][a-zA-Z0-9_]*$", "allOf": [
+        {"not": {"pattern": "^" + "".join(f"[{c}{c.upper()}]" for c in word) + "$"}}
+        for word in RESERVED]}
+    products = _products(monkeypatch)
+    grammar = Grammar.from_json_schema(schema)
+    assert len(products) == 1
+    assert [grammar.matches(json.dumps(v)) for v in (
+        "x", "IF", "iff", "_if", "While", "whiles", "1x", "pass_", "PASS")] == [
+        True, False, True, True, False, True, False, True, False]
+
+
+def test_declared_names_a_pattern_rejects_are_not_excluded(monkeypatch: Any) -> None:
+    """Declared names a ``patternProperties`` pattern can't match need no exclusion from its
+    region: its keys are the pattern's, with no product (cloudify, hugo); names it does match
+    are still excluded (claude-code-settings' 340 ``env`` names beside ``^[A-Z_]+$``)."""
+    schema = {"type": "object", "properties": {"name": {"type": "string"},
+                                               "X_KEEP": {"type": "integer"}},
+              "patternProperties": {"^x-": {"type": "boolean"}}, "additionalProperties": False}
+    products = _products(monkeypatch)
+    grammar = Grammar.from_json_schema(schema)
+    assert products == []
+    assert [grammar.matches(json.dumps(v)) for v in (
+        {"name": "n", "x-a": True}, {"x-name": False}, {"name": True}, {"x-": 1})] == [
+        True, True, False, False]
+    upper = {"type": "object", "properties": {"HOME": {"minLength": 2}, "path": {}},
+             "patternProperties": {"^[A-Z_]+$": {"type": "string"}},
+             "additionalProperties": False}
+    grammar = Grammar.from_json_schema(upper)
+    assert len(products) == 1  # HOME is excluded from the pattern's region; path needs not
+    assert [grammar.matches(json.dumps(v)) for v in (
+        {"HOME": "hh", "USER": "u"}, {"HOME": "h"}, {"path": 1, "PATH": "p"}, {"pat": 1})] == [
+        True, False, True, False]
+
+
+@pytest.mark.xgrammar
+def test_slow_shapes_agree_with_xgrammar() -> None:
+    """grammarkit's EBNF for these shapes gives grammarkit's verdicts in xgrammar."""
+    xgrammar = importlib.import_module("xgrammar")
+    from xgrammar.testing import _is_grammar_accept_string
+
+    cases = [
+        (_sinks(12), [{"type": "sink3", "option3": 1}, {"type": "sink3", "option4": 1},
+                      {"type": "sink11", "inputs": [1]}, {"type": "sink12"}, {}]),
+        ({"type": "string", "pattern": "^[a-zA-Z_][a-zA-Z0-9_]*$", "allOf": [
+            {"not": {"pattern": f"^{word}$"}} for word in RESERVED]},
+         ["x", "if", "iff", "IF", "1x", "in_"]),
+        ({"type": "object", "properties": {"name": {}, "X_KEEP": {"type": "integer"}},
+          "patternProperties": {"^[A-Z_]+$": {"type": "string"}},
+          "additionalProperties": False},
+         [{"X_KEEP": 1, "Y": "y"}, {"X_KEEP": "k"}, {"name": 1, "NAME": "n"}, {"nam": 1}]),
+    ]
+    for schema, values in cases:
+        grammar = Grammar.from_json_schema(schema)
+        from_ebnf = xgrammar.Grammar.from_ebnf(grammar.to_ebnf())
+        for value in values:
+            text = json.dumps(value)
+            assert _is_grammar_accept_string(from_ebnf, text) == grammar.matches(text), text

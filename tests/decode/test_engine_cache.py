@@ -87,6 +87,28 @@ def test_same_grammar_and_vocabulary_compile_once(vocab: Vocabulary) -> None:
     assert len({id(m._engine) for m in (first, other_grammar, other_vocab)}) == 3
 
 
+def test_digests_are_only_computed_against_cached_grammars_of_the_same_shape(
+        vocab: Vocabulary, monkeypatch: pytest.MonkeyPatch) -> None:
+    printed: list[str] = []
+    from grammarkit.ebnf import printer
+
+    original = printer.print_rule
+    monkeypatch.setattr(printer, "print_rule", lambda rule: printed.append(rule.name)
+                        or original(rule))
+    first = TokenMatcher(Grammar.from_ebnf(ARITHMETIC), vocab)
+    two_rules = TokenMatcher(Grammar.from_ebnf('root ::= x\nx ::= "a"+'), vocab)
+    other_root = TokenMatcher(Grammar.from_ebnf('start ::= x x\nx ::= "b"\ny ::= "c"',
+                                                root="start"), vocab)
+    assert not printed  # no cached grammar had the same root and number of rules
+    same_shape = TokenMatcher(Grammar.from_ebnf('root ::= expr\nexpr ::= term\nterm ::= "1"'),
+                              vocab)
+    assert printed  # compared with the arithmetic grammar by digest: a different grammar
+    respelled = TokenMatcher(Grammar.from_ebnf(ARITHMETIC.replace(" ", "  ")), vocab)
+    assert respelled._engine is first._engine
+    engines = {id(m._engine) for m in (first, two_rules, other_root, same_shape)}
+    assert len(engines) == 4
+
+
 def test_threads_asking_at_once_share_one_compilation(vocab: Vocabulary) -> None:
     from concurrent.futures import ThreadPoolExecutor
 

@@ -99,12 +99,14 @@ _RULE = st.tuples(
     st.sampled_from(("root", "x", "y", "x", "Regex", "true")),
     st.sampled_from(("", "", "", "[lazy]", " ", "[cap]")),
     st.lists(_element(2), min_size=1, max_size=3).map(" | ".join),
-    st.sampled_from(("", "", "", " # c", " |", " )", " ::=", '"\\q', "[x")),
+    st.sampled_from(("", "", "", " # c", " |", " )", " ::=", '"\\q', "[x", ' (= "x" y*)',
+                     ' (= ("x") | x) # c', " (=)", ' (= "x")?')),
 ).map(lambda parts: f"{parts[0]}{parts[1]} ::= {parts[2]}{parts[3]}")
 
 
 @given(st.sampled_from(("", "\n", "# head\n", "\0 ")),
-       st.lists(st.tuples(st.sampled_from(("\n", "\r\n", "\n\n", "\n  ", " ")), _RULE),
+       st.lists(st.tuples(st.sampled_from(("\n", "\r\n", "\n\n", "\n  ", " ", "\n# c\n#\n")),
+                                  _RULE),
                 min_size=1, max_size=5))
 def test_reading_plain_rules_from_the_text_gives_what_the_tokens_give(
         head: str, rules: list[tuple[str, str]]) -> None:
@@ -142,6 +144,14 @@ def test_descent_reads_every_plain_rule_of_the_bundled_grammars() -> None:
             assert repr(read) == repr(table)
             read_count += 1
     assert read_count > 50
+
+
+def test_the_kept_lalr_tables_are_what_lark_computes_from_the_dialect() -> None:
+    """``syntax.lark`` stays the one definition: its tables, kept as data, are Lark's."""
+    from grammarkit.ebnf.lalr import tables_from_lark
+    from grammarkit.ebnf.lalr_tables import TABLES
+
+    assert tables_from_lark() == TABLES, "syntax.lark changed: run python -m grammarkit.ebnf.lalr"
 
 
 def test_deep_groups_are_left_to_the_lalr_driver() -> None:
@@ -195,12 +205,14 @@ def test_plain_strings_scan_as_the_careful_scanner_scans_them(pieces: list[str])
         assert careful.diagnostics or any(p in slow for p in pieces)
 
 
-def test_plain_grammars_are_linted_without_importing_lark() -> None:
-    """A pre-commit hook on plain grammars never needs the LALR tables, nor Lark's import."""
+def test_grammars_are_linted_without_importing_lark() -> None:
+    """A pre-commit hook never needs Lark's import: plain grammars never need the LALR tables,
+    and the others get them kept as data."""
     script = (
         "import sys\n"
         "from grammarkit.analysis.lint import lint\n"
         "lint('root ::= \"a\" ([0-9]+ | item){2,3}\\nitem ::= \"x\"*\\n')\n"
+        "lint('root ::= Regex(\"[a-z]+\") x (= \"b\")\\nx[lazy] ::= [a-z]* # c\\n')\n"
         "print('lark' in sys.modules)\n"
     )
     run = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, check=True)

@@ -8,6 +8,9 @@ import os
 import re
 import subprocess
 import sys
+import threading
+from collections.abc import Iterator
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
 import pytest
@@ -100,3 +103,56 @@ def test_serve_refuses_bad_setup(args: list[str], needle: str) -> None:
     result = CliRunner().invoke(main, ["serve", "--port", "0", *args])
     assert result.exit_code == 2, result.output
     assert needle in result.stderr
+
+
+def test_complete_command_reports_server_errors_as_json(server: Server) -> None:
+    code, out, _ = run_cli(["complete", "--url", server.url, "--model", "m",
+                            "--prompt-ids", "248077", "--format", "json"])
+    report = json.loads(out)
+    assert code == 1 and report["choices"] is None
+    [diagnostic] = report["diagnostics"]
+    assert diagnostic["code"] == "GK361"
+    assert "400" in diagnostic["message"] and "GK375" in diagnostic["message"]
+    code, out, _ = run_cli(["complete", "--url", server.url, "--model", "m",
+                            "--prompt-ids", "-1", "--format", "json"])
+    assert code == 1 and json.loads(out)["diagnostics"][0]["pointer"] == "/prompt/0"
+
+
+class _NotAServer(BaseHTTPRequestHandler):
+    """Answers every request with 200 and an HTML page: not the completions protocol."""
+
+    def do_POST(self) -> None:
+        body = b"<html>it works</html>"
+        self.send_response(200)
+        self.send_header("Content-Type", "text/html")
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+
+    def log_message(self, *args: object) -> None:
+        pass
+
+
+@pytest.fixture(scope="module")
+def not_a_server() -> Iterator[str]:
+    httpd = ThreadingHTTPServer(("127.0.0.1", 0), _NotAServer)
+    thread = threading.Thread(target=httpd.serve_forever, daemon=True)
+    thread.start()
+    yield f"http://127.0.0.1:{httpd.server_address[1]}"
+    httpd.shutdown()
+    thread.join()
+
+
+@pytest.mark.parametrize("command", [["complete"], ["generate", "--backend", "remote"]])
+def test_an_unreachable_or_broken_server_is_a_diagnostic(command: list[str], not_a_server: str,
+                                                        tmp_path: Path) -> None:
+    """`generate --backend remote` raised a traceback on a refused connection."""
+    grammar = tmp_path / "ab.ebnf"
+    grammar.write_text('root ::= "A" | "B"\n')
+    for url, code in (("http://127.0.0.1:9", "GK360"), (not_a_server, "GK362")):
+        args = [*command, "--url", url, "--model", "m", "--prompt-ids", "1", str(grammar)]
+        exit_code, out, err = run_cli(args)
+        assert exit_code == 1 and f"{code} " in err and "Traceback" not in err, err
+        exit_code, out, err = run_cli([*args, "--format", "json"])
+        assert exit_code == 1 and err == ""
+        assert [d["code"] for d in json.loads(out)["diagnostics"]] == [code]

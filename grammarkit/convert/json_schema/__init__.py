@@ -117,7 +117,7 @@ def lint_schema_file(path: str | os.PathLike[str], *, lenient: bool = False) -> 
         diagnostics = convert_schema(Path(path), lenient=lenient)[1]
     except SchemaError as exc:
         diagnostics = exc.diagnostics
-    return command_line_wording(diagnostics, converting=False)
+    return command_line_wording(diagnostics, options=())
 
 
 def _located(diagnostics: list[Diagnostic], source: SourceText | None) -> list[Diagnostic]:

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
+from functools import lru_cache
 from itertools import pairwise
 
 from grammarkit import codepoints
@@ -416,14 +417,20 @@ def excluded_words_dfa(words: Iterable[str]) -> DFA:
     edges = []
     for cls in order:
         _, moves = signatures[cls]
-        covered = codepoints.merge(span for _, ranges in moves for span in ranges)
-        rest = subtract_ranges(SCALARS, covered)
+        rest = _scalars_except(tuple(sorted(span for _, ranges in moves for span in ranges)))
         state_edges = [(ranges, number[target]) for target, ranges in moves]
         if rest:
             state_edges.append((rest, number[0]))
         edges.append(tuple(sorted(state_edges)))
     accepting = frozenset(number[c] for c, (accepts, _) in enumerate(signatures) if accepts)
     return DFA(0, accepting, tuple(edges))
+
+
+@lru_cache(maxsize=4096)
+def _scalars_except(spans: tuple[tuple[int, int], ...]) -> Ranges:
+    """The scalar values in none of the sorted ``spans`` (the same few letters are left out
+    of the names of thousands of objects)."""
+    return subtract_ranges(SCALARS, codepoints.merge(spans))
 
 
 def universal_dfa(alphabet: Ranges = SCALARS) -> DFA:

@@ -17,7 +17,7 @@ from typing import Any, TypeVar
 from grammarkit.convert.json_schema.absorption import without_absorbed
 from grammarkit.convert.json_schema.arrays import array_expr
 from grammarkit.convert.json_schema.automata import SCALARS, Ranges
-from grammarkit.convert.json_schema.digits import choice, sequence
+from grammarkit.convert.json_schema.digits import choice, repeat, sequence
 from grammarkit.convert.json_schema.json_text import quoted, spell_ranges, spell_text
 from grammarkit.convert.json_schema.layout import WS_RULE, Layout
 from grammarkit.convert.json_schema.model import (
@@ -82,6 +82,7 @@ class Emitter:
         self._by_node: dict[tuple[Node, int], str] = {}
         self._inlined: dict[Child, ast.Expr | None] = {}
         self._chars: dict[tuple[Ranges, bool], ast.Expr] = {}
+        self._bounded_strings: dict[tuple[int, int | None], ast.RuleRef] = {}
         self._uses_whitespace = False
         self._helpers: dict[ast.Expr, ast.RuleRef] = {}
         self._keys: dict[str, ast.RuleRef] = {}
@@ -349,6 +350,23 @@ class Emitter:
         return self.shared("json-string", lambda: sequence([
             ast.Literal('"'), ast.Repeat(self.char(SCALARS), 0, None, "*"), ast.Literal('"')]))
 
+    def bounded_string(self, low: int, high: int | None) -> ast.RuleRef:
+        """Any JSON string of ``low`` to ``high`` characters (``None``: unbounded): one shared
+        rule per distinct bounds (``json-string.max12 ::= "\\"" json-char{0,12} "\\""``).
+
+        Every value with the same bounds refers to that rule instead of spelling the
+        repetition in place, so a decoder meets one string body, not one per property (50
+        ``maxLength: 12`` properties share the token classes of one rule's states).
+        """
+        if (low, high) == (0, None):
+            return self.any_string()
+        found = self._bounded_strings.get((low, high))
+        if found is None:
+            name = self.fresh_name(f"json-string.{_length_suffix(low, high)}")
+            found = self._bounded_strings[(low, high)] = self.shared(name, lambda: quoted(
+                repeat(self.char(SCALARS), low, high)))
+        return found
+
     def any_number(self) -> ast.RuleRef:
         """Any JSON number."""
         return self.shared("json-number", lambda: ANY_NUMBER)
@@ -357,6 +375,16 @@ class Emitter:
 def _pointer(child: Child) -> str:
     """The JSON pointer a child stands for (its first reference; ``""`` for inline nodes)."""
     return next((atom.pointer for atom in child if isinstance(atom, Ref)), "")
+
+
+def _length_suffix(low: int, high: int | None) -> str:
+    """``max12``, ``min3``, ``min3-max12`` or ``len5``: a rule name's part for length bounds."""
+    if low == high:
+        return f"len{low}"
+    parts = [f"min{low}"] if low else []
+    if high is not None:
+        parts.append(f"max{high}")
+    return "-".join(parts)
 
 
 def _char_rule_name(ranges: Ranges, count: int) -> str:

@@ -37,23 +37,34 @@ def _productive(rules: dict[str, ast.Rule]) -> set[str]:
     choice's, none of an optional repetition's; ``-1``: it never derives anything); a node
     that stops waiting tells its parent, a rule's body the references to the rule.
     """
-    parent: list[int] = []
+    parents: list[list[int]] = []
     waiting: list[int] = []
-    body_of: dict[int, str] = {}
+    body_of: dict[int, list[str]] = {}
     references: dict[str, list[int]] = {}
     ready: list[int] = []
+    # An expression object used in several places (the converter shares entries and inlined
+    # states) is one node with several parents: the work is the grammar's size as built, not
+    # as written out.
+    nodes: dict[int, int] = {}
 
     def node(above: int, count: int) -> int:
-        parent.append(above)
+        parents.append([above])
         waiting.append(count)
         if count == 0:
-            ready.append(len(parent) - 1)
-        return len(parent) - 1
+            ready.append(len(parents) - 1)
+        return len(parents) - 1
 
     for name, rule in rules.items():
         stack: list[tuple[ast.Expr, int]] = [(rule.body, -1)]
         while stack:
             expr, above = stack.pop()
+            known = nodes.get(id(expr))
+            if known is not None:
+                if above == -1:
+                    body_of.setdefault(known, []).append(name)
+                else:
+                    parents[known].append(above)
+                continue
             # Terminals decide at once: a sequence waits only for its other items, a choice
             # with a matching terminal (or an optional repetition) waits for nothing.
             if isinstance(expr, ast.Sequence):
@@ -79,23 +90,24 @@ def _productive(rules: dict[str, ast.Rule]) -> set[str]:
                 references.setdefault(expr.name, []).append(here)
             else:
                 here = node(above, -1 if is_nothing(expr) else 0)
+            nodes[id(expr)] = here
             if above == -1:
-                body_of[here] = name
+                body_of.setdefault(here, []).append(name)
     found: set[str] = set()
     while ready:
         done = ready.pop()
-        rule_name = body_of.get(done)
-        if rule_name is not None and rule_name not in found:
-            found.add(rule_name)
-            for reference in references.get(rule_name, ()):
-                if waiting[reference] == 1:
-                    waiting[reference] = 0
-                    ready.append(reference)
-        above = parent[done]
-        if above >= 0 and waiting[above] > 0:
-            waiting[above] -= 1
-            if waiting[above] == 0:
-                ready.append(above)
+        for rule_name in body_of.get(done, ()):
+            if rule_name not in found:
+                found.add(rule_name)
+                for reference in references.get(rule_name, ()):
+                    if waiting[reference] == 1:
+                        waiting[reference] = 0
+                        ready.append(reference)
+        for above in parents[done]:
+            if above >= 0 and waiting[above] > 0:
+                waiting[above] -= 1
+                if waiting[above] == 0:
+                    ready.append(above)
     return found
 
 
@@ -125,6 +137,7 @@ def _reachable(rules: tuple[ast.Rule, ...]) -> tuple[ast.Rule, ...]:
     by_name = {rule.name: rule for rule in rules}
     reached = {"root"}
     pending = ["root"]
+    walked: set[int] = set()  # expression objects used in several places are walked once
     while pending:
         stack = [by_name[pending.pop()].body]
         while stack:
@@ -134,6 +147,7 @@ def _reachable(rules: tuple[ast.Rule, ...]) -> tuple[ast.Rule, ...]:
                 if name not in reached and name in by_name:
                     reached.add(name)
                     pending.append(name)
-            elif not _terminal(expr):
+            elif not _terminal(expr) and id(expr) not in walked:
+                walked.add(id(expr))
                 stack.extend(ast.children(expr))
     return tuple(rule for rule in rules if rule.name in reached)

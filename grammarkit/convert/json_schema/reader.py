@@ -150,6 +150,10 @@ class Reader:
         self._conjuncts: list[int] = []
         self._complements: dict[tuple[Not, str, str], Node] = {}
         self._disjoint_children: dict[tuple[Child, Child], bool] = {}
+        self._empty_children: dict[tuple[Child, int], bool] = {}
+        self._schemas: dict[str, Node] = {}
+        self._empty_objects: dict[tuple[ObjectSet, int], bool] = {}
+        self._doubts = 0
         # `unevaluatedProperties` decided per object set needs the sets as the schema wrote
         # them (a set with more clauses evaluates more names): absorb only without it.
         self._absorbs = not any(pointer.endswith("/unevaluatedProperties")
@@ -167,6 +171,7 @@ class Reader:
         if found is not None:
             return found
         if child in self._active:
+            self._doubts += 1
             pointer = next((a.pointer for a in child if isinstance(a, Ref)), "")
             start = self._active.index(child)
             if any(depth > start for depth in self._conjuncts):
@@ -181,6 +186,7 @@ class Reader:
                                      "base case", CYCLIC_REF,
                                      "recurse only through properties or items")
         if len(self._active) >= MAX_APPLICATOR_DEPTH:
+            self._doubts += 1
             pointer = next((a.pointer for a in child if isinstance(a, Ref)), "")
             raise self.reporter.fail(pointer, "applicators and $ref nest more than "
                                      f"{MAX_APPLICATOR_DEPTH} levels deep", TOO_LARGE,
@@ -327,7 +333,10 @@ class Reader:
     def _no_string_in(self, child: Child) -> bool:
         """Whether ``child`` allows strings only, and none (by automata: disjoint patterns);
         ``False`` when in doubt."""
-        if not child or child in self._active:
+        if not child:
+            return False
+        if child in self._active:
+            self._doubts += 1
             return False
         try:
             node = self.resolve(child)
@@ -346,6 +355,18 @@ class Reader:
             return replace(a, exact=False)
 
     def _read(self, pointer: str) -> Node:
+        """The node of the schema at ``pointer`` alone, memoized unless reading it met a
+        child being read (a cycle, whose answer depends on where it was met)."""
+        found = self._schemas.get(pointer)
+        if found is not None:
+            return found
+        doubts = self._doubts
+        found = self._read_schema(pointer)
+        if self._doubts == doubts:
+            self._schemas[pointer] = found
+        return found
+
+    def _read_schema(self, pointer: str) -> Node:
         schema = self.document.at(pointer)
         if schema is True:
             return ANYTHING
@@ -378,15 +399,56 @@ class Reader:
         return all(self._object_set_empty(s, depth) for s in node.objects)
 
     def child_is_empty(self, child: Child, depth: int = 3) -> bool:
-        """Whether no value satisfies ``child``; ``False`` when in doubt."""
+        """Whether no value satisfies ``child``; ``False`` when in doubt.
+
+        Memoized, except for answers that depended on which children were being read (a
+        child met again while it is read is in doubt): those may differ elsewhere."""
         if child == NEVER:
             return True
-        if depth <= 0 or not child or child in self._active:
+        if depth <= 0 or not child:
             return False
+        if child in self._active:
+            self._doubts += 1
+            return False
+        key = (child, depth)
+        found = self._empty_children.get(key)
+        if found is not None:
+            return found
+        doubts = self._doubts
         try:
-            return self.is_empty(self.resolve(child), depth - 1)
+            found = self.is_empty(self.resolve(child), depth - 1)
         except SchemaError:
+            self._doubts += 1
             return False
+        if self._doubts == doubts:
+            self._empty_children[key] = found
+        return found
+
+    def discriminators(self, node: Node) -> dict[str, frozenset[tuple[str, Any]]]:
+        """The properties every object of ``node`` has, whose values are constants (a
+        ``oneOf`` branch's ``type: {const: ...}``), each with the constants it may take (as
+        :func:`_constant_keys` writes them): two nodes whose constants for one such name are
+        disjoint allow no object in common."""
+        found: dict[str, frozenset[tuple[str, Any]]] | None = None
+        for s in node.objects:
+            tags = {}
+            for name in s.required:
+                if found is not None and name not in found:
+                    continue
+                value = property_value(s, name)
+                if not value or value in self._active:
+                    continue
+                try:
+                    keys, open_in = _constant_keys(self.resolve(value))
+                except SchemaError:
+                    continue
+                if not open_in:
+                    tags[name] = frozenset(keys)
+            found = tags if found is None else {
+                name: values | found[name] for name, values in tags.items() if name in found}
+            if not found:
+                break
+        return found or {}
 
     def _array_set_empty(self, s: ArraySet, depth: int) -> bool:
         required = range(min(s.min_items, len(s.prefix) + 1))
@@ -395,6 +457,18 @@ class Reader:
         return s.min_items > len(s.prefix) and self.child_is_empty(s.items, depth)
 
     def _object_set_empty(self, s: ObjectSet, depth: int) -> bool:
+        """Whether ``s`` allows no object, memoized as :meth:`child_is_empty` (chains of
+        ``allOf`` and ``if`` meet the same sets again at every step)."""
+        key = (s, depth)
+        found = self._empty_objects.get(key)
+        if found is None:
+            doubts = self._doubts
+            found = self._object_set_empty_now(s, depth)
+            if self._doubts == doubts:
+                self._empty_objects[key] = found
+        return found
+
+    def _object_set_empty_now(self, s: ObjectSet, depth: int) -> bool:
         if s.max_properties is not None and len(s.required) > s.max_properties:
             return True
         for name in s.required:
@@ -932,9 +1006,17 @@ class _SchemaReader:
         for type_name, indices in open_types.items():
             having = [i for i, node in enumerate(nodes) if _has_type(node, type_name)]
             pairs.update((min(i, j), max(i, j)) for i in indices for j in having if i != j)
+        tags: dict[int, dict[str, frozenset[tuple[str, Any]]]] = {}
         for first, second in sorted(pairs):
+            a, b = nodes[first], nodes[second]
+            if a.objects and b.objects:
+                for index in (first, second):
+                    if index not in tags:
+                        tags[index] = self.reader.discriminators(nodes[index])
+                if _told_apart(tags[first], tags[second]):
+                    a, b = replace(a, objects=()), replace(b, objects=())
             try:
-                common = intersect(nodes[first], nodes[second])
+                common = intersect(a, b)
             except TooManyAlternatives:
                 return False
             if not self.reader.is_empty(common):
@@ -1028,6 +1110,12 @@ def _constant_keys(node: Node) -> tuple[list[tuple[str, Any]], list[str]]:
     if node.objects:
         open_in.append("object")
     return keys, open_in
+
+
+def _told_apart(a: dict[str, frozenset[tuple[str, Any]]],
+                b: dict[str, frozenset[tuple[str, Any]]]) -> bool:
+    """Whether a property both discriminator maps name has no constant in common."""
+    return any(name in b and not values & b[name] for name, values in a.items())
 
 
 def _has_type(node: Node, type_name: str) -> bool:

@@ -12,6 +12,7 @@ Three kinds of finding:
 
 from __future__ import annotations
 
+from collections.abc import Collection
 from dataclasses import replace
 
 from grammarkit.convert.errors import SchemaError
@@ -104,29 +105,34 @@ CONVERT_COMMAND = "grammarkit convert json-schema"
 """The command that has the converter's options; other commands read schemas with defaults."""
 
 LIBRARY_TO_COMMAND_LINE = (
-    ("pass lenient=True", "add --lenient", f"convert it with `{CONVERT_COMMAND} --lenient`"),
-    ("property_order='schema'", "--property-order schema",
+    ("pass lenient=True", "lenient", "add --lenient",
+     f"convert it with `{CONVERT_COMMAND} --lenient`"),
+    ("property_order='schema'", "property_order", "--property-order schema",
      f"`{CONVERT_COMMAND} --property-order schema`"),
-    ("property_order='any'", "--property-order any", f"`{CONVERT_COMMAND} --property-order any`"),
-    ("whitespace='flexible'", "--whitespace flexible",
+    ("property_order='any'", "property_order", "--property-order any",
+     f"`{CONVERT_COMMAND} --property-order any`"),
+    ("whitespace='flexible'", "whitespace", "--whitespace flexible",
      f"`{CONVERT_COMMAND} --whitespace flexible`"),
 )
-"""How the converter's hints name an option in Python, how ``grammarkit convert json-schema``
-names it, and how the other commands that read schema files (``lint``, ``sample``, ``check``,
-``generate``; they have no such options) name it."""
+"""How the converter's hints name an option in Python, the option, how a command that has the
+option names it, and how a command without it names it (as ``grammarkit convert json-schema``
+with the option)."""
+
+CONVERT_OPTIONS = frozenset(option for _, option, _, _ in LIBRARY_TO_COMMAND_LINE)
+"""The converter options ``grammarkit convert json-schema`` has: all of them."""
 
 
 def command_line_wording(diagnostics: list[Diagnostic], *,
-                         converting: bool = True) -> list[Diagnostic]:
+                         options: Collection[str] = CONVERT_OPTIONS) -> list[Diagnostic]:
     """``diagnostics`` with hints and messages naming options as the command line does
-    (``--lenient`` instead of ``lenient=True``), for the CLI to show; unless ``converting``
-    (shown by a command other than ``grammarkit convert json-schema``), as that command
-    with the option."""
+    (``--lenient`` instead of ``lenient=True``), for a command that has the converter
+    ``options`` named (``lint`` has none, ``sample`` has ``lenient``); an option the command
+    lacks is named as ``grammarkit convert json-schema`` with the option."""
     worded = []
     for diagnostic in diagnostics:
         message, hint = diagnostic.message, diagnostic.hint
-        for library, convert_option, elsewhere in LIBRARY_TO_COMMAND_LINE:
-            command_line = convert_option if converting else elsewhere
+        for library, option, on_this_command, elsewhere in LIBRARY_TO_COMMAND_LINE:
+            command_line = on_this_command if option in options else elsewhere
             message = message.replace(library, command_line)
             hint = hint.replace(library, command_line) if hint else hint
         worded.append(replace(diagnostic, message=message, hint=hint))

@@ -21,12 +21,13 @@ from typing import TYPE_CHECKING
 from grammarkit import codepoints
 from grammarkit.convert.json_schema.automata import (
     DFA,
-    SCALARS,
     Ranges,
     TooComplex,
     complement,
+    dfa_from_expr,
     excluded_words_dfa,
     intersect,
+    minimize,
     universal_dfa,
     with_length,
 )
@@ -37,6 +38,7 @@ from grammarkit.convert.json_schema.languages import (
     describe,
     language_dfa,
     language_expr,
+    matches,
     without_empty,
 )
 from grammarkit.convert.json_schema.membership import string_admits
@@ -64,9 +66,7 @@ def string_expr(s: StringSet, emitter: Emitter, name: str) -> ast.Expr:
     languages = [lang for lang in s.languages if _compiles(lang, emitter)]
     excluded = _merged_literals([lang for lang in s.excluded if _compiles(lang, emitter)])
     if not languages and not excluded:
-        if s.min_length == 0 and s.max_length is None:
-            return emitter.any_string()
-        return quoted(repeat(emitter.char(SCALARS), s.min_length, s.max_length))
+        return emitter.bounded_string(s.min_length, s.max_length)
     if len(languages) == 1 and not excluded:
         if _lengths_implied(languages[0], s):
             return quoted(spell_expr(language_expr(languages[0]), emitter.char))
@@ -144,15 +144,44 @@ def _lengths_implied(language: Language, s: StringSet) -> bool:
 def _product(languages: list[Language], excluded: list[Language], low: int,
              high: int | None) -> DFA:
     """The minimal DFA of the strings in every language, in none of ``excluded``, with a
-    length in ``[low, high]``."""
+    length in ``[low, high]``.
+
+    Only what can matter is excluded: of the listed words, those every language admits with
+    an allowed length (declared property names beside a ``patternProperties`` pattern seldom
+    match it), and several patterns at once, as the complement of their union (one product
+    instead of one per pattern)."""
     parts = [language_dfa(lang) for lang in languages]
-    parts.extend(_complement_dfa(lang) for lang in excluded)
+    excluded = [_admitted(lang, languages, low, high) if isinstance(lang, Literals) else lang
+                for lang in excluded]
+    patterns = [lang for lang in excluded if not isinstance(lang, Literals)]
+    if len(patterns) > 1:
+        try:
+            parts.append(minimize(complement(dfa_from_expr(ast.Choice(tuple(
+                language_expr(lang) for lang in patterns))))))
+            excluded = [lang for lang in excluded if isinstance(lang, Literals)]
+        except TooComplex:
+            pass  # one product per pattern: each keeps the states the others would add
+    parts.extend(_complement_dfa(lang) for lang in excluded if lang != _NO_WORDS)
     dfa = parts[0] if parts else universal_dfa()
     for part in parts[1:]:
         dfa = intersect(dfa, part)
     if low or high is not None:
         dfa = with_length(dfa, low, high)
     return dfa
+
+
+_NO_WORDS = Literals(())
+
+
+def _admitted(words: Literals, languages: list[Language], low: int,
+              high: int | None) -> Literals:
+    """The ``words`` that may be in every one of ``languages`` with a length in
+    ``[low, high]`` (all of them without languages: excluding them is the whole point)."""
+    if not languages:
+        return words
+    return Literals(tuple(word for word in words.values
+                          if low <= len(word) and (high is None or len(word) <= high)
+                          and all(matches(lang, word) is not False for lang in languages)))
 
 
 @lru_cache(maxsize=256)
@@ -174,7 +203,7 @@ def _relaxed(s: StringSet, languages: list[Language], emitter: Emitter, reason: 
                            "simplify the pattern, or drop minLength/maxLength",
                            code=TOO_COMPLEX)
     if not languages:
-        return quoted(repeat(emitter.char(SCALARS), s.min_length, s.max_length))
+        return emitter.bounded_string(s.min_length, s.max_length)
     return quoted(spell_expr(language_expr(languages[0]), emitter.char))
 
 
