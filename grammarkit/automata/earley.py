@@ -304,7 +304,7 @@ class Recognizer:
                 outcome = _WIDENED
                 if position >= shapes_from:
                     position, groups, outcome = tables.shape_scan().run(
-                        view[position:stop], position, groups, history)
+                        view[position:stop], position, groups, history, deadline)
                     if outcome == _WIDENED:  # try shapes again later, and later again
                         shapes_from, backoff = position + backoff, 2 * backoff
                 if outcome == _WIDENED:
@@ -393,7 +393,13 @@ class Recognizer:
                 ((frame, config),) = kernel.items()
             if all_inert:
                 groups = kernel
-                skip = tables.loop_pattern(config if single else tuple(sorted(kernel.values())))
+                key = config if single else tuple(sorted(kernel.values()))
+                if deadline is not None and key not in tables._loops \
+                        and time.perf_counter() > deadline:  # a new pattern builds rows
+                    expired = _Expired()
+                    expired.position = position
+                    raise expired
+                skip = tables.loop_pattern(key)
                 run = tables.counted_run(config) if single and skip is None else None
                 if run is not None:  # iterations of a counted repetition, all at once
                     done, stop = run.scan(data, position - offset, end - offset)
@@ -571,11 +577,13 @@ class _ShapeScan:
         self.misses = 0  # steps and reads computed (not remembered)
 
     def run(self, data: bytes | memoryview, position: int, groups: dict[Frame, int],
-            history: History | None) -> tuple[int, dict[Frame, int], int]:
+            history: History | None, deadline: float | None = None
+            ) -> tuple[int, dict[Frame, int], int]:
         """Scan ``data`` (starting at ``position``) from ``groups``, as ``Recognizer._run``.
 
         Returns ``(position, groups, outcome)``; :data:`_WIDENED` when the groups become too
-        many for shapes (the caller continues with the per-group engine).
+        many for shapes (the caller continues with the per-group engine). Raises
+        :class:`_Expired` when a step must be computed past ``deadline``.
         """
         state = self._intern(tuple((config, _UNREAD, ()) for config in groups.values()))
         objects: list[Frame | int] = list(groups)
@@ -592,6 +600,10 @@ class _ShapeScan:
                 if self.misses - misses > _SHAPE_MISSES + index // 8:
                     # new shapes every few bytes: the per-group engine does better
                     return position + index, self._groups(state, objects), _WIDENED
+                if deadline is not None and time.perf_counter() > deadline:
+                    expired = _Expired()
+                    expired.position = position + index
+                    raise expired
                 step = self._step(state, byte)
             following, mapping = step
             index += 1

@@ -14,6 +14,7 @@ from grammarkit.cli.common import (
     SCHEMA_SUFFIX,
     InputError,
     JsonCommand,
+    PathArgument,
     cli_diagnostic,
     dump_json,
     echo,
@@ -52,7 +53,7 @@ EMPTY: dict[str, Any] = {"path": None, "tokenizer": None, "ok": False}
 
 
 @click.command("check", cls=JsonCommand, json_fields=EMPTY, json_in_list=True)
-@click.argument("paths", nargs=-1, type=click.Path(exists=True, allow_dash=True),
+@click.argument("paths", nargs=-1, type=PathArgument(exists=True, allow_dash=True),
                 metavar="GRAMMAR...")
 @tokenizer_option
 @stop_token_option

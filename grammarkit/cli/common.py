@@ -28,6 +28,18 @@ JSON_SUFFIX = ".json"
 
 _SURROGATE = re.compile("[\ud800-\udfff]")
 
+
+class PathArgument(click.Path):
+    """``click.Path`` that refuses a name with a NUL byte as a usage error (the system calls
+    behind ``exists=True`` raise ``ValueError`` on one, which click lets through)."""
+
+    def convert(self, value: Any, param: click.Parameter | None,
+                ctx: click.Context | None) -> Any:
+        if isinstance(value, str) and "\x00" in value:
+            self.fail(f"{value!r} contains a NUL byte: no file has that name", param, ctx)
+        return super().convert(value, param, ctx)
+
+
 format_option = click.option(
     "--format", "output_format", type=click.Choice(["text", "json"]), default="text",
     show_default=True, help="Output as human-readable text or as JSON.",
@@ -41,7 +53,7 @@ to_option = click.option(
     show_default=True, help="Grammar notation to write: XGrammar EBNF, llama.cpp GBNF or Lark.",
 )
 output_option = click.option(
-    "-o", "--output", type=click.Path(dir_okay=False, allow_dash=True), default="-",
+    "-o", "--output", type=PathArgument(dir_okay=False, allow_dash=True), default="-",
     help="Write the grammar here instead of standard output.",
 )
 

@@ -14,6 +14,7 @@ from grammarkit.cli.common import (
     CommandFailed,
     InputError,
     JsonCommand,
+    PathArgument,
     dump_json,
     echo,
     format_option,
@@ -26,7 +27,7 @@ EMPTY: dict[str, Any] = {"choices": None}
 
 @click.command("complete", cls=JsonCommand, json_fields=EMPTY)
 @click.argument("grammar_path", metavar="GRAMMAR", required=False,
-                type=click.Path(exists=True, dir_okay=False, allow_dash=True))
+                type=PathArgument(exists=True, dir_okay=False, allow_dash=True))
 @click.option("--url", required=True, help="The server, e.g. http://127.0.0.1:30000.")
 @click.option("--model", required=True, help="The model name.")
 @click.option("--kind", type=click.Choice(["ebnf", "regex", "json_schema"]), default=None,

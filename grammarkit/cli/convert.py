@@ -10,6 +10,7 @@ import click
 from grammarkit.cli.common import (
     CommandFailed,
     JsonCommand,
+    PathArgument,
     checked,
     dump_json,
     echo,
@@ -79,7 +80,7 @@ def convert_regex(pattern: str, flavor: str, target: str, output: str,
 
 @command.command("json-schema", cls=JsonCommand, json_fields=EMPTY)
 @click.argument("schema_path", metavar="SCHEMA.json",
-                type=click.Path(exists=True, dir_okay=False, allow_dash=True))
+                type=PathArgument(exists=True, dir_okay=False, allow_dash=True))
 @click.option("--whitespace", type=click.Choice(["flexible", "compact", "indented"]),
               default=None, help="Whitespace between JSON tokens: any (the default), none, or "
               "pretty-printed (the default with --indent).")
@@ -124,7 +125,7 @@ def convert_json_schema(schema_path: str, whitespace: str | None, indent: int | 
 
 @command.command("gbnf", cls=JsonCommand, json_fields=EMPTY)
 @click.argument("gbnf_path", metavar="GRAMMAR.gbnf",
-                type=click.Path(exists=True, dir_okay=False, allow_dash=True))
+                type=PathArgument(exists=True, dir_okay=False, allow_dash=True))
 @click.option("--root", default="root", show_default=True, metavar="NAME",
               help="The GBNF rule derivations start from.")
 @to_option

@@ -11,6 +11,7 @@ import click
 from grammarkit.cli.common import (
     EXIT_ERRORS,
     GBNF_SUFFIX,
+    PathArgument,
     echo,
     gbnf_hint,
     load_gbnf,
@@ -27,8 +28,8 @@ if TYPE_CHECKING:
 
 
 @click.command("diagram")
-@click.argument("grammar_path", metavar="GRAMMAR", type=click.Path(exists=True, allow_dash=True))
-@click.option("-o", "--output", type=click.Path(dir_okay=False), default=None,
+@click.argument("grammar_path", metavar="GRAMMAR", type=PathArgument(exists=True, allow_dash=True))
+@click.option("-o", "--output", type=PathArgument(dir_okay=False), default=None,
               help="Write here: OUT.html (every rule, linked) or OUT.svg (one rule). "
                    "Default: HTML on standard output, or SVG with --rule.")
 @click.option("--rule", default=None, metavar="NAME",

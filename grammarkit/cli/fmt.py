@@ -13,6 +13,7 @@ from grammarkit.cli.common import (
     EXIT_ERRORS,
     GBNF_SUFFIX,
     GRAMMAR_SUFFIX,
+    PathArgument,
     echo,
     files,
     plural,
@@ -32,7 +33,7 @@ if TYPE_CHECKING:
 
 @click.command("fmt")
 @click.argument("paths", nargs=-1, required=True,
-                type=click.Path(exists=True, allow_dash=True))
+                type=PathArgument(exists=True, allow_dash=True))
 @click.option("--check", is_flag=True,
               help="Write nothing; exit with 1 if any file would be reformatted.")
 @click.option("--diff", is_flag=True,

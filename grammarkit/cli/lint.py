@@ -20,6 +20,7 @@ from grammarkit.cli.common import (
     SCHEMA_SUFFIX,
     InputError,
     JsonCommand,
+    PathArgument,
     dump_json,
     echo,
     files,
@@ -39,7 +40,7 @@ if TYPE_CHECKING:
 
 @click.command("lint", cls=JsonCommand)
 @click.argument("paths", nargs=-1, required=True,
-                type=click.Path(exists=True, allow_dash=True))
+                type=PathArgument(exists=True, allow_dash=True))
 @click.option("--strict", is_flag=True, help="Exit with 1 on warnings too.")
 @click.option("--select", multiple=True, metavar="CODES",
               help="Comma-separated codes or prefixes of the warnings to run (default ALL).")

@@ -12,6 +12,7 @@ import click
 from grammarkit.cli.common import (
     EXIT_ERRORS,
     JsonCommand,
+    PathArgument,
     checked,
     cli_diagnostic,
     dump_json,
@@ -57,11 +58,11 @@ class _MatchCommand(JsonCommand):
 
 @click.command("match", cls=_MatchCommand, json_fields=EMPTY)
 @click.argument("grammar_path", metavar="GRAMMAR",
-                type=click.Path(exists=True, dir_okay=False, allow_dash=True))
+                type=PathArgument(exists=True, dir_okay=False, allow_dash=True))
 @click.argument("text", required=False)
 @click.option("--text", "text_option", metavar="TEXT",
               help="The text to match, when it starts with `-` (same as TEXT after `--`).")
-@click.option("--file", "text_file", type=click.Path(exists=True, dir_okay=False, allow_dash=True),
+@click.option("--file", "text_file", type=PathArgument(exists=True, dir_okay=False, allow_dash=True),
               help="Match the contents of this file (`-`: standard input) instead of TEXT.")
 @click.option("--timeout", type=click.FloatRange(min=0), default=60.0, show_default=True,
               metavar="SECONDS", help="Give up on matching after this long (GK122); 0: no "

@@ -13,6 +13,7 @@ from grammarkit.cli.common import (
     CommandFailed,
     InputError,
     JsonCommand,
+    PathArgument,
     dump_json,
     echo,
     format_option,
@@ -36,7 +37,7 @@ EMPTY: dict[str, Any] = {"path": None, "grammar": None, "passed": 0, "failed": [
 
 
 @click.command("test", cls=JsonCommand, json_fields=EMPTY, json_in_list=True)
-@click.argument("paths", nargs=-1, required=True, type=click.Path(exists=True))
+@click.argument("paths", nargs=-1, required=True, type=PathArgument(exists=True))
 @click.option("--update", is_flag=True,
               help="Rewrite each example's verdict line to what the grammar says (review the diff).")
 @click.option("--coverage", "show_coverage", is_flag=True,

@@ -367,3 +367,20 @@ def test_every_command_module_is_registered_and_loaded_only_when_run() -> None:
                                 "if m.startswith('grammarkit.cli.')))")],
         check=True, capture_output=True, text=True).stdout
     assert loaded.strip() == "[]"
+
+
+@pytest.mark.parametrize("args", [
+    ["lint", "NUL"], ["fmt", "--check", "NUL"], ["check", "--tokenizer", "qwen3.6", "NUL"],
+    ["test", "NUL"], ["diagram", "NUL"], ["convert", "json-schema", "NUL"],
+    ["convert", "gbnf", "NUL"], ["convert", "regex", "a", "-o", "NUL"],
+    ["match", "GRAMMAR", "--file", "NUL"], ["complete", "--url", "u", "--model", "m", "NUL"],
+])
+def test_a_file_name_with_a_nul_byte_is_a_usage_error(args: list[str], tmp_path: Path) -> None:
+    # click's exists=True check raised `ValueError: embedded null byte` (found by the fuzz test)
+    grammar = tmp_path / "g.ebnf"
+    grammar.write_text('root ::= "a"\n')
+    names = {"NUL": "g\x00.ebnf", "GRAMMAR": str(grammar)}
+    result = run([names.get(word, word) for word in args])
+    assert result.exit_code == 2, result.output
+    assert "contains a NUL byte" in result.stderr and result.exception is not None
+    assert isinstance(result.exception, SystemExit)

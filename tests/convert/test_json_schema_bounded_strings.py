@@ -3,6 +3,7 @@ bounds refers to (so the compiler and the decoder meet one string body, not one 
 
 from __future__ import annotations
 
+import json
 import re
 
 import pytest
@@ -70,3 +71,21 @@ def test_a_schema_named_like_the_shared_rule_keeps_its_own_name() -> None:
     assert len(names) == len(set(names)) and "json-string.max12-2" in names
     assert grammar.matches('{"x":{"n":5},"y":"abc"}')
     assert not grammar.matches('{"x":{"n":5},"y":"abcdefghijklm"}')
+
+
+@pytest.mark.parametrize("whitespace", ["flexible", "indented"])
+@pytest.mark.parametrize("name", ["json-string", "json-char", "json-number", "json-value",
+                                  "json-object", "json-array", "json-value-1"])
+def test_a_definition_named_like_a_shared_rule_keeps_its_own_rule(name: str,
+                                                                   whitespace: str) -> None:
+    # `$defs/json-number` took the name `json-number` before the shared rule was built: the
+    # grammar had two rules of that name and failed to compile (GK103 `json-string` undefined)
+    schema = {"$defs": {name: {"type": "object", "additionalProperties": {"type": "string"}}},
+              "type": "object", "properties": {"a": {"$ref": f"#/$defs/{name}"},
+                                               "b": {"type": "number"}, "c": {}}}
+    grammar = Grammar.from_json_schema(schema, whitespace=whitespace)
+    names = [rule.name for rule in grammar.ast.rules]
+    assert len(names) == len(set(names))
+    indent = 2 if whitespace == "indented" else None
+    assert grammar.matches(json.dumps({"a": {"x": "y"}, "b": 1.5, "c": [None]}, indent=indent))
+    assert not grammar.matches(json.dumps({"a": {"x": 1}}, indent=indent))

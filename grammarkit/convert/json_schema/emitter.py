@@ -60,6 +60,9 @@ MAX_INLINE_SIZE = 12
 """Scalar schemas whose expression has at most this many nodes are inlined where used."""
 
 _NAME_CHARACTER = re.compile(r"[^A-Za-z0-9_-]")
+_SHARED_NAME = re.compile(r"json-(?:char|integer|number|string|value|object|array)(?:-[0-9]+)?")
+"""The names of the fixed shared rules (:meth:`Emitter.shared`): a ``$defs`` entry called
+``json-string`` must not take one before the shared rule is first needed."""
 _CONTAINER_KEYWORDS = frozenset({"properties", "patternProperties", "$defs", "definitions",
                                  "dependentSchemas"})
 
@@ -212,6 +215,8 @@ class Emitter:
         base = ".".join(_NAME_CHARACTER.sub("_", part) or "_" for part in base.split("."))
         if base[0].isdigit():
             base = "_" + base
+        if _SHARED_NAME.fullmatch(base):
+            base += "_"
         name = base
         counter = self._counters.get(base, 1)
         while name in self._taken:
