@@ -384,6 +384,27 @@ def _same_walk(ebnf: str, choices: list[int], vocab: Vocabulary,
         path.append(tokens[token])
 
 
+def test_where_xgrammar_counts_a_split_character_twice(small_vocab: Vocabulary) -> None:
+    """A character whose bytes come in two tokens counts as two characters in xgrammar's
+    budget, as one when it comes in one token; grammarkit counts it as one either way (found
+    by the random walk below: `\u00e9` as `\xc3` then `\xa9` spends u's budget of 4)."""
+    ebnf = ('root ::= u v ">"\nv[max_chars=4] ::= [ab]* [a\u00e9]\n'
+            'u[max_chars=4] ::= "a" | "a" [ab]* "\u00e9"')
+    info = xgr.TokenizerInfo(TOKENS, xgr.VocabType.RAW, stop_token_ids=[STOP])
+    compiled = xgr.GrammarCompiler(info, cache_enabled=False).compile_grammar(ebnf)
+    masks = {}
+    for spelling in ([b"a", b"ba", b"\xc3", b"\xa9"], [b"a", b"ba", "\u00e9".encode()]):
+        theirs = xgr.GrammarMatcher(compiled)
+        ours = TokenMatcher(Grammar.from_ebnf(ebnf), small_vocab)
+        for token in spelling:
+            assert theirs.accept_token(TOKENS.index(token))
+            assert ours.accept_token(TOKENS.index(token))
+        masks[len(spelling)] = (_reference_allowed(theirs), _allowed(ours))
+    (split_theirs, split_ours), (whole_theirs, whole_ours) = masks[4], masks[3]
+    assert split_theirs == [TOKENS.index(b">")]  # u = "aba\u00e9" is 5 long: only u = "a"
+    assert split_ours == whole_ours == whole_theirs  # u = "aba\u00e9" is 4 long: v may start
+
+
 @settings(max_examples=60)
 @given(ebnf=_budgeted_grammars(), choices=st.lists(st.integers(0, 1000), max_size=10))
 def test_random_budgets_get_xgrammars_masks(ebnf: str, choices: list[int],
