@@ -31,6 +31,7 @@ import numpy.typing as npt
 from grammarkit.automata.char_deadlines import NO_DEADLINE, DeadlineScan
 from grammarkit.decode.bitmask import Words
 from grammarkit.decode.earley_core import EarleyCore, Frame
+from grammarkit.decode.state_automaton import distinct_pairs
 from grammarkit.decode.token_index import TokenIndex
 from grammarkit.decode.token_partition import byte_classes
 
@@ -167,15 +168,8 @@ class DeadlineAutomaton:
 
     def _fill(self, pairs: npt.NDArray[np.int64]) -> None:
         """Compute the table entries of ``pairs`` (``state * 256 + byte``, with repeats)."""
-        size = len(self._states) * 256
-        if size <= DENSE_PAIRS:
-            seen = np.zeros(size, dtype=np.bool_)
-            seen[pairs] = True
-            distinct = np.flatnonzero(seen)
-        else:
-            distinct = np.unique(pairs)
         table = self._table
-        for pair in distinct.tolist():
+        for pair in distinct_pairs(pairs, len(self._states) * 256, DENSE_PAIRS):
             if table[pair >> 8, pair & 255] == UNKNOWN:
                 self._step(pair >> 8, pair & 255)
                 table = self._table

@@ -80,6 +80,16 @@ DENSE_PAIRS = 1 << 22
 StateKey = tuple[tuple[int, int], ...]
 
 
+def distinct_pairs(pairs: npt.NDArray[np.int64], size: int, dense_limit: int) -> list[int]:
+    """The distinct values of ``pairs`` (all below ``size``), ascending: by marking a dense
+    array when ``size`` is at most ``dense_limit``, else by sorting."""
+    if size <= dense_limit:
+        seen = np.zeros(size, dtype=np.bool_)
+        seen[pairs] = True
+        return np.flatnonzero(seen).tolist()
+    return np.unique(pairs).tolist()
+
+
 @dataclass(frozen=True)
 class Walk:
     """The outcome of running tokens (by rank) from one state.
@@ -389,15 +399,8 @@ class StateAutomaton:
 
     def _fill(self, pairs: npt.NDArray[np.int64]) -> None:
         """Compute the table entries of ``pairs`` (``state * 256 + byte``, with repeats)."""
-        size = len(self._states) * 256
-        if size <= DENSE_PAIRS:
-            seen = np.zeros(size, dtype=np.bool_)
-            seen[pairs] = True
-            distinct = np.flatnonzero(seen)
-        else:
-            distinct = np.unique(pairs)
         table = self._table
-        for pair in distinct.tolist():
+        for pair in distinct_pairs(pairs, len(self._states) * 256, DENSE_PAIRS):
             if table[pair >> 8, pair & 255] == UNKNOWN:
                 self._step(pair >> 8, pair & 255)
                 table = self._table
