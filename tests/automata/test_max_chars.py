@@ -384,6 +384,23 @@ def _same_walk(ebnf: str, choices: list[int], vocab: Vocabulary,
         path.append(tokens[token])
 
 
+def test_where_xgrammar_jumps_forward_less_far(small_vocab: Vocabulary) -> None:
+    """Both engines accept `aa>` and `aaa>` (u's budget is spent by `a v`, which then lives on
+    as the only derivation), so `aa` begins every sentence; xgrammar's jump-forward string
+    stops after `a`, grammarkit's goes on to `aa` (found by the random walk below)."""
+    ebnf = 'root ::= u v ">"\nv ::= "a"\nw ::= "a"\nu[max_chars=1] ::= "a" | "a" v'
+    reference = xgr.Grammar.from_ebnf(ebnf)
+    grammar = Grammar.from_ebnf(ebnf)
+    for text in ("aa>", "aaa>", "a>", "aaaa>"):
+        assert grammar.matches(text) == _is_grammar_accept_string(reference, text), text
+    info = xgr.TokenizerInfo(TOKENS, xgr.VocabType.RAW, stop_token_ids=[STOP])
+    theirs = xgr.GrammarMatcher(
+        xgr.GrammarCompiler(info, cache_enabled=False).compile_grammar(ebnf))
+    ours = TokenMatcher(grammar, small_vocab)
+    assert _allowed(ours) == _reference_allowed(theirs)
+    assert (theirs.find_jump_forward_string(), ours.find_jump_forward_string()) == ("a", "aa")
+
+
 def test_where_xgrammar_counts_a_split_character_twice(small_vocab: Vocabulary) -> None:
     """A character whose bytes come in two tokens counts as two characters in xgrammar's
     budget, as one when it comes in one token; grammarkit counts it as one either way (found
