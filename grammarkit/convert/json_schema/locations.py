@@ -11,10 +11,13 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Iterable
-from json.decoder import scanstring
+from collections.abc import Callable, Iterable
 
 from grammarkit.ebnf.ast import Span
+
+_scanstring: Callable[[str, int], tuple[str, int]] = (
+    json.decoder.scanstring)  # type: ignore[attr-defined]  # (not in typeshed)
+"""The C scanner of a JSON string's rest (after its opening quote): its value and end."""
 
 _WHITESPACE = re.compile(r"[ \t\n\r]*")
 _DECODER = json.JSONDecoder(parse_int=str, parse_float=str, parse_constant=str)
@@ -51,7 +54,7 @@ def _walk(text: str, index: int, pointer: str, wanted: set[str], spans: dict[str
     position = 0
     while text[index] not in "]}":
         if opening == "{":
-            key, end = scanstring(text, index + 1)
+            key, end = _scanstring(text, index + 1)
             child = f"{pointer}/{_escape(key)}"
             if child in wanted:
                 spans[child] = Span(index, end)
