@@ -28,6 +28,7 @@ import weakref
 from typing import cast
 
 import numpy as np
+import numpy.typing as npt
 
 from grammarkit.automata.char_deadlines import code_points
 from grammarkit.decode.bitmask import Words, clear_bits, set_bits
@@ -83,6 +84,17 @@ def _longer_than(index: TokenIndex, reach: int) -> Words:
         found.setflags(write=False)
         known[reach] = found
     return found
+
+
+def _set_ids(words: Words) -> npt.NDArray[np.int64]:
+    """The ids whose bits are set in ``words``, ascending (unpacking only the nonzero words,
+    unless they are many)."""
+    nonzero = np.flatnonzero(words)
+    if 3 * len(nonzero) > len(words):
+        return np.flatnonzero(np.unpackbits(words.view(np.uint8), bitorder="little"))
+    bits = np.unpackbits(words[nonzero].view(np.uint8), bitorder="little").reshape(-1, 32)
+    at, bit = np.nonzero(bits)
+    return nonzero[at] * 32 + bit
 
 
 def _open_after(open_bytes: int, data: bytes) -> int:
@@ -243,8 +255,7 @@ class CharBudget:
             walked &= ~by_edges
         if not walked.any():
             return words
-        bits = np.unpackbits(walked.view(np.uint8), bitorder="little")[: index.vocab_size]
-        ranks = index.rank_of[np.flatnonzero(bits)]
+        ranks = index.rank_of[_set_ids(walked)]
         if automaton is None:
             automaton = _shared_automaton(self._core, index)
             start = automaton.start(dict(state.groups), state.position, cursor.chars, scan)

@@ -509,12 +509,13 @@ def test_masks_stay_xgrammars_when_the_deadline_automaton_starts_afresh(
 def test_tokens_too_short_for_a_deadline_are_found_by_their_words(tokens: list[str],
                                                                     reach: int) -> None:
     """The words of the tokens a mask must walk again with the deadlines (more code points
-    than ``reach``) are the tokens counted one by one."""
+    than ``reach``), and the ids read back from them, are the tokens counted one by one."""
     from grammarkit.decode import char_budget
     from grammarkit.decode.token_index import token_index
 
     index = token_index(Vocabulary([t.encode() for t in tokens]))
-    bits = np.unpackbits(char_budget._longer_than(index, max(reach, -1)).view(np.uint8),
-                         bitorder="little")
+    words = char_budget._longer_than(index, max(reach, -1))
+    bits = np.unpackbits(words.view(np.uint8), bitorder="little")
     expected = [i for i, t in enumerate(tokens) if len(t) > reach]
     assert np.flatnonzero(bits[: len(tokens)]).tolist() == expected
+    assert char_budget._set_ids(words).tolist() == expected
