@@ -241,13 +241,6 @@ class CharBudget:
         way is taken whole, and xgrammar holds it to no deadline inside it)."""
         scan = self._scan
         state = cursor.state
-        automaton = _AUTOMATA.get(self._core)
-        if automaton is not None:
-            start = automaton.start(dict(state.groups), state.position, cursor.chars, scan)
-            found = automaton.masks.get(start)
-            if found is not None:
-                automaton.masks.move_to_end(start)
-                return found
         reach = max(min(scan.lowest(state.groups) - cursor.chars, scan.smallest), -1)
         # Token(...) ids are not walked, nor tokens too short to reach a deadline
         walked = words & _longer_than(index, reach)
@@ -255,10 +248,13 @@ class CharBudget:
             walked &= ~by_edges
         if not walked.any():
             return words
+        automaton = _shared_automaton(self._core, index)
+        start = automaton.start(dict(state.groups), state.position, cursor.chars, scan)
+        found = automaton.masks.get(start)
+        if found is not None:
+            automaton.masks.move_to_end(start)
+            return found
         ranks = index.rank_of[_set_ids(walked)]
-        if automaton is None:
-            automaton = _shared_automaton(self._core, index)
-            start = automaton.start(dict(state.groups), state.position, cursor.chars, scan)
         rejected = automaton.rejected(start, ranks)
         if len(rejected):
             words = words.copy()
