@@ -190,3 +190,17 @@ def test_many_left_recursive_rules_lint_in_linear_time() -> None:
     found = lint(text)
     assert len(found) == count and {d.code for d in found} == {"GK209"}
     assert time.process_time() - start < 20
+
+
+def test_a_repeated_regex_call_is_checked_once_and_reported_at_every_call() -> None:
+    from grammarkit.automata.regex_macro import check_regex_macros
+    from grammarkit.ebnf.parser import parse
+
+    text = ('root ::= a b c d e\na ::= Regex("+x")\nb ::= Regex("[a-z]+")\nc ::= Regex("+x")\n'
+            'd ::= Regex("+x", flags="q")\ne ::= Regex("[a-z]+") Regex("+x", json_string=true)\n')
+    expected = check_regex_macros(parse(text).regex_macros)  # every call checked on its own
+    found = [d for d in lint(text) if d.is_error]
+    assert [(d.code, d.message, d.span, d.hint) for d in found] == [
+        (d.code, d.message, d.span, d.hint) for d in expected]
+    assert [text[d.span.start:d.span.end].split("(")[0] for d in found] == ["Regex"] * 4
+    assert len({d.span for d in found}) == 4
