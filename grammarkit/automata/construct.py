@@ -27,6 +27,7 @@ import functools
 import itertools
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
+from typing import Any
 
 from grammarkit.automata import utf8
 from grammarkit.automata.nfa import NFA, BudgetExceeded, Loop, TokenEdge
@@ -318,7 +319,7 @@ def surely_exceeds(expr: ast.Expr, limit: int) -> bool:
     state (a reference may be built in place; that only adds states). ``False`` says nothing: the automaton may still be larger.
     """
     size = 0
-    stack = [expr]
+    stack: list[Any] = [expr]  # Any: nodes are told apart by ``type(node) is``, fast
     pop, extend = stack.pop, stack.extend
     literal, sequence, choice, repeat = ast.Literal, ast.Sequence, ast.Choice, ast.Repeat
     while stack:
