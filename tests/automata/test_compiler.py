@@ -32,12 +32,22 @@ def test_literal_is_a_byte_chain() -> None:
     assert (table[state] == -1).all()
 
 
-def test_small_rules_are_inlined_and_unused_rules_dropped() -> None:
+def test_small_rules_are_inlined_and_unused_rules_never_compiled() -> None:
     c = compiled('root ::= digit+ "." digit+\ndigit ::= [0-9]\nunused ::= "x"')
-    assert c.rule_names == ("root", "digit")  # reachable rules keep their numbers
+    assert c.rule_names == ("root", "digit", "unused")  # a parsed grammar: every rule numbered
     assert not any(c.call_edges[s] for s in c.rule_states(c.root))
     assert Recognizer(c).matches(b"12.5")
     assert set(c.state_rule) == {c.root, c.num_rules}  # `digit` never compiled on its own
+
+
+def test_unchecked_rules_number_the_reachable_rules_only() -> None:
+    grammar = parse('root ::= digit+\ndigit ::= [0-9]\nunused ::= "x" undefined').ast
+    c = compile_grammar(grammar)  # references not checked: the reachable ones are sought
+    assert c.rule_names == ("root", "digit")
+    assert Recognizer(c).matches(b"12")
+    with pytest.raises(GrammarError) as caught:
+        compile_grammar(grammar, root="unused")
+    assert [d.code for d in caught.value.diagnostics] == ["GK103"]
 
 
 def test_recursive_rules_stay_calls() -> None:
