@@ -1,12 +1,16 @@
 """AST to :class:`~grammarkit.automata.compiled.CompiledGrammar`, rule by rule as inputs reach them.
 
-Up front, in one lean walk over the reachable rule bodies: the rules reachable from the root
-(``GK103`` for an undefined reference), the patterns of every ``Regex`` (so an invalid one
-fails at once), what the decoder's byte facts need (literals, classes, references and token
-nodes, :class:`~grammarkit.automata.byte_facts.ReachedBodies`, so no later pass walks the
-bodies again), and the flattened automata of ``[lazy]`` rules. Which rules derive the empty
-string is decided per rule when first asked (:class:`Nullability`). Each other rule is
-compiled the first time the recognizer or the decoder asks for it (:class:`RuleAutomata`):
+A grammar parsed from text without rule attributes (the parser has already reported an
+undefined rule or a bad ``Regex`` pattern anywhere in it) is not walked up front: every rule
+is numbered in definition order, and the bodies are walked once, the first time the decoder
+asks for their byte facts (a verdict never needs them). Any other grammar gets one lean walk
+over the rule bodies reachable from the root, up front: it finds those rules (``GK103`` for an
+undefined reference; only they are numbered), checks the patterns of every ``Regex``, and
+collects what the decoder's byte facts need (literals, classes, references and token nodes,
+:class:`~grammarkit.automata.byte_facts.ReachedBodies`, so no later pass walks the bodies
+again); the ``[lazy]`` rules are flattened then. Which rules derive the empty string is decided
+per rule when first asked (:class:`Nullability`). Each other rule is compiled the first time
+the recognizer or the decoder asks for it (:class:`RuleAutomata`):
 
 1. **Construct** an NFA from the rule body (:mod:`grammarkit.automata.construct`); large
    bounded repetitions become counted loops instead of unrolled copies, literal alternatives
@@ -31,7 +35,7 @@ compiled the first time the recognizer or the decoder asks for it (:class:`RuleA
 4. **Eliminate tail self-calls**: ``x ::= "a" x | "b"`` becomes a loop, so right-recursive lists
    and string bodies are plain automaton loops instead of ever-deeper calls.
 
-Every reachable rule keeps its number (rules only ever inlined are simply never asked for).
+Every numbered rule keeps its number (rules only ever inlined are simply never asked for).
 Determinizing happens later still, per rule and per state (see
 :class:`~grammarkit.automata.compiled.CompiledGrammar`).
 
@@ -44,6 +48,7 @@ from __future__ import annotations
 
 import gc
 from collections.abc import Callable, Container, Iterator
+from operator import attrgetter
 from typing import Any
 
 from grammarkit._gc import paused_gc
@@ -113,7 +118,7 @@ def _compile(grammar: ast.GrammarAST, root: str, references_checked: bool) -> Co
                                   f"define `{root} ::= ...`")])
     regex: dict[ast.RegexMacro, ast.Expr] = {}
     reached: ReachedBodies | None = None
-    if references_checked and not any(rule.attributes for rule in grammar.rules):
+    if references_checked and not any(map(attrgetter("attributes"), grammar.rules)):
         nodes = list(rules.values())  # attributes (lazy, budgets) would need the reachable set
     else:
         reached = ReachedBodies()
@@ -121,7 +126,7 @@ def _compile(grammar: ast.GrammarAST, root: str, references_checked: bool) -> Co
     automata = RuleAutomata(nodes, regex, reached)
     nullable = Nullability(nodes, automata.union_body, automata.rule_ids, regex)
     spans = [rule.name_span or rule.span for rule in nodes]
-    return CompiledGrammar([rule.name for rule in nodes], automata.rule_ids[root], automata,
+    return CompiledGrammar(list(automata.rule_ids), automata.rule_ids[root], automata,
                            nullable, spans, char_deadlines=automata.budgeted,
                            token_nodes=lambda: automata.bodies().tokens)
 
@@ -139,7 +144,7 @@ class RuleAutomata:
                  reached: ReachedBodies | None):
         self.rules = rules
         self._reached = reached
-        self.rule_ids = {rule.name: i for i, rule in enumerate(rules)}
+        self.rule_ids = dict(zip(map(attrgetter("name"), rules), range(len(rules))))
         self.budget = Budget(MAX_STATES)
         self._regex = regex
         self._nfas: list[NFA | None] = [None] * len(rules)
@@ -192,7 +197,7 @@ class RuleAutomata:
         """What a walk over every rule's body collects (walked now if not yet)."""
         if self._reached is None:
             reached = ReachedBodies()
-            rules = {rule.name: rule for rule in self.rules}
+            rules = dict(zip(self.rule_ids, self.rules))
             with paused_gc():
                 _walk_bodies(rules, list(reversed(rules)), set(rules), self._regex, reached)
             self._reached = reached
