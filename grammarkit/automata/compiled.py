@@ -14,8 +14,8 @@ States
     hold their position sets as rank intervals (:mod:`grammarkit.automata.interval_subsets`),
     so a long chain of optional items costs a few ints per state, not its length.
 Rules
-    Ints ``0..num_rules-1`` (``rule_names`` in grammar order, only rules reachable from the root
-    after inlining). A derivation of ``r`` begins in ``rule_start[r]`` and ends in any state of
+    Ints ``0..num_rules-1`` (``rule_names`` in grammar order: every rule of a parsed grammar
+    without rule attributes, else only the rules reachable from the root). A derivation of ``r`` begins in ``rule_start[r]`` and ends in any state of
     ``finals`` owned by ``r``. ``nullable`` holds the rules that derive the empty string.
 Edges, per state
     ``byte_edges[s]``: ``(lo, hi, target)`` sorted by ``lo``, for one byte in ``lo..hi``
@@ -141,16 +141,16 @@ class CompiledGrammar:
         ``{rule: N}`` for rules with ``max_chars=N``, whose budgets the recognizer and the
         decoder enforce (:mod:`grammarkit.automata.char_deadlines`).
     token_nodes
-        The ``Token``/``ExcludeToken``/``TokenTagDispatch`` nodes of the rules' bodies (kept
-        as :attr:`token_nodes` for the decoder's check of their ids against a vocabulary).
+        Gives the ``Token``/``ExcludeToken``/``TokenTagDispatch`` nodes of the rules' bodies
+        (read as :attr:`token_nodes` by the decoder's check of their ids against a vocabulary).
     """
 
     def __init__(self, rule_names: Sequence[str], root: int, rules: RuleSource,
                  nullable: Collection[int], spans: Sequence[Span | None],
                  char_deadlines: dict[int, int] | None = None,
-                 token_nodes: Sequence[TokenSet | TokenTagDispatch] = ()):
+                 token_nodes: Callable[[], Sequence[TokenSet | TokenTagDispatch]] = tuple):
         self.rule_names = tuple(rule_names)
-        self.token_nodes = tuple(token_nodes)
+        self._token_nodes = token_nodes
         self.root = root
         self.nullable = nullable
         self._rules = rules
@@ -180,6 +180,11 @@ class CompiledGrammar:
         self.entry_state = self._new_state(self.num_rules, None, ((root, 1),))
         self.accept_state = self._new_state(self.num_rules, None, ())
         self.finals.add(self.accept_state)
+
+    @property
+    def token_nodes(self) -> tuple[TokenSet | TokenTagDispatch, ...]:
+        """The ``Token``/``ExcludeToken``/``TokenTagDispatch`` nodes of the rules' bodies."""
+        return tuple(self._token_nodes())
 
     # -- sizes -------------------------------------------------------------------------------------
     @property
