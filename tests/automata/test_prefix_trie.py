@@ -4,7 +4,7 @@
 on to the rest of its alternative (so 10,000 ``"w..." [0-9]*`` alternatives start from one state).
 On random such choices, nested, with duplicate and prefix words and empty literals, the verdicts
 must be those of Python's ``re`` on the same language, and the decoder's masks those read off
-the finite language's prefixes.
+the finite language's prefixes (its words enumerated with the choice, whatever their length).
 """
 
 from __future__ import annotations
@@ -27,12 +27,22 @@ ALPHABET = "ab"
 TOKENS = [b"a", b"b", b"ab", b"ba", b"aa", b"bb", b"</s>"]
 STOP = 6
 
-Part = tuple[str, str]
-"""An expression as ``(EBNF, Python regex)``."""
+Part = tuple[str, str, frozenset[str]]
+"""An expression as ``(EBNF, Python regex, its words)``; the words of a starred part are
+those up to ``STAR_WORDS`` long (only the verdict test draws them, and reads the regex)."""
+
+STAR_WORDS = 3
 
 
 def _literal(word: str) -> Part:
-    return f'"{word}"', re.escape(word)
+    return f'"{word}"', re.escape(word), frozenset([word])
+
+
+def _concatenation(items: list[Part]) -> Part:
+    words = frozenset([""])
+    for _, _, part in items:
+        words = frozenset(a + b for a in words for b in part)
+    return " ".join(e for e, _, _ in items), "".join(r for _, r, _ in items), words
 
 
 @st.composite
@@ -44,10 +54,11 @@ def choices(draw: st.DrawFn, depth: int, finite: bool) -> Part:
         for _ in range(draw(st.integers(0, 2))):
             items.append(draw(tails(depth, finite)))
         if not items:
-            items = [("[ab]", "[ab]")]
-        alternatives.append((" ".join(e for e, _ in items), "".join(r for _, r in items)))
-    return (f"({' | '.join(e for e, _ in alternatives)})",
-            f"(?:{'|'.join(r for _, r in alternatives)})")
+            items = [("[ab]", "[ab]", frozenset(ALPHABET))]
+        alternatives.append(_concatenation(items))
+    return (f"({' | '.join(e for e, _, _ in alternatives)})",
+            f"(?:{'|'.join(r for _, r, _ in alternatives)})",
+            frozenset().union(*(words for _, _, words in alternatives)))
 
 
 @st.composite
@@ -58,12 +69,12 @@ def tails(draw: st.DrawFn, depth: int, finite: bool) -> Part:
     if kind == "literal":
         return _literal(draw(st.sampled_from(WORDS[1:])))
     if kind == "class":
-        return "[ab]", "[ab]"
+        return "[ab]", "[ab]", frozenset(ALPHABET)
     if kind == "optional":
         word = draw(st.sampled_from(WORDS[1:]))
-        return f'"{word}"?', f"(?:{re.escape(word)})?"
+        return f'"{word}"?', f"(?:{re.escape(word)})?", frozenset(["", word])
     if kind == "star":
-        return "[b]*", "b*"
+        return "[b]*", "b*", frozenset("b" * n for n in range(STAR_WORDS + 1))
     return draw(choices(depth - 1, finite))
 
 
@@ -78,7 +89,7 @@ INPUTS = _strings(6)
 @settings(max_examples=60, deadline=None)
 @given(choice=choices(2, finite=False))
 def test_verdicts_are_those_of_the_language(choice: Part) -> None:
-    ebnf, pattern = choice
+    ebnf, pattern, _ = choice
     grammar = Grammar.from_ebnf(f"root ::= {ebnf}")
     compiled = re.compile(pattern)
     for text in INPUTS:
@@ -88,9 +99,7 @@ def test_verdicts_are_those_of_the_language(choice: Part) -> None:
 @settings(max_examples=30, deadline=None)
 @given(choice=choices(1, finite=True), seed=st.integers(0, 2**16))
 def test_masks_are_those_of_the_language(choice: Part, seed: int) -> None:
-    ebnf, pattern = choice
-    compiled = re.compile(pattern)
-    language = [t for t in _strings(12) if compiled.fullmatch(t)]
+    ebnf, _, language = choice
     prefixes = {word[:n] for word in language for n in range(len(word) + 1)}
     matcher = TokenMatcher(Grammar.from_ebnf(f"root ::= {ebnf}"),
                            Vocabulary(TOKENS, stop_ids=[STOP]))
@@ -107,6 +116,16 @@ def test_masks_are_those_of_the_language(choice: Part, seed: int) -> None:
         token = rng.choice(ordinary)
         assert matcher.accept_token(token)
         text += TOKENS[token].decode()
+
+
+def test_masks_reach_words_longer_than_twelve_characters() -> None:
+    """After ``aabb``, ``ab`` leads on to the 13-character ``aabbabbabbabb`` (a test that
+    enumerated the language up to 12 characters once expected it refused)."""
+    matcher = TokenMatcher(
+        Grammar.from_ebnf('root ::= ("a" "abb" ("abb" "abb" "abb" | [ab]) | [ab])'),
+        Vocabulary(TOKENS, stop_ids=[STOP]))
+    assert matcher.accept_token(TOKENS.index(b"aa")) and matcher.accept_token(TOKENS.index(b"bb"))
+    assert set(matcher.allowed_token_ids().tolist()) == {TOKENS.index(t) for t in (b"a", b"b", b"ab")}
 
 
 def test_literal_led_alternatives_share_one_start_state_and_equal_tails() -> None:
