@@ -103,6 +103,12 @@ def convert_schema(
         with paused_gc(), deep_recursion():
             grammar = emitter.emit((Ref(""),))
         diagnostics = reporter.finish()
+        # The converter's tables hold every node built, in reference cycles (memoized closures
+        # refer back to their owners): emptied now, reference counting frees them at once
+        # instead of the cyclic collector tracing them later (template.json: 0.1 s per run of
+        # the command, most of it at exit).
+        for tables in (emitter, reader, document):
+            vars(tables).clear()
     except SchemaError as exc:
         raise SchemaError(_located(exc.diagnostics, source), exc.pointer) from None
     return grammar, _located(diagnostics, source)
