@@ -7,9 +7,9 @@ States
     Ints numbered in the order they are first met, so a state is a small hashable value and
     sets of states are ``frozenset[int]``. ``state_rule[s]`` is the rule owning ``s``. A rule's
     automaton is built when its start is first asked for (``rule_start[r]``): small rules are
-    determinized and minimized at once; medium ones once an input gets past their start
-    (until then, their start and its successors are built lazily: an object's many key rules
-    are predicted together, one is entered); large ones and those with counted repetitions are
+    determinized and minimized at once; medium ones without calls once inputs have built a
+    few of their states lazily (an object's many key rules are predicted together, one is
+    entered: :data:`DEFER_ABOVE`); large ones and those with counted repetitions are
     determinized lazily (:mod:`grammarkit.automata.lazy_dfa`): a state's edges are computed the
     first time one of ``byte_edges[s]``, ``call_edges[s]``, ``token_edges[s]`` is read, so a
     grammar costs what inputs visit, not the size of its automata. Lazy rules without counters
@@ -62,17 +62,21 @@ MAX_POSITIONS = 4_000_000
 
 EAGER_LIMIT = 2_000
 """Rules whose NFA (without counters) has at most this many states are determinized and
-minimized completely: at once up to :data:`DEFER_ABOVE` states, else once entered."""
+minimized completely: at once, or (rules without calls past :data:`DEFER_ABOVE` states)
+once entered."""
 
 DEFER_ABOVE = 64
-"""Rules whose NFA has more states than this (up to :data:`EAGER_LIMIT`) are determinized
-completely only once inputs have expanded :data:`DEFERRED_STATES` of their states lazily: a
-schema's key rules (a few hundred states each, escapes spelled out) are all predicted wherever
-a key may come and all read its opening quote; built completely they cost tsconfig's first
-verdict more than half of its time, though one key is entered."""
+"""Rules without calls whose NFA has more states than this (up to :data:`EAGER_LIMIT`) are
+determinized completely only once inputs have expanded :data:`DEFERRED_STATES` of their states
+lazily: a schema's key rules (a few hundred states each, escapes spelled out) are all predicted
+wherever a key may come, and the recognizer's rows read a few bytes into each; built completely
+they cost tsconfig's first verdict more than half of its time, though one key is entered.
+Rules with calls (a grammar's recursive structure: JSON values, SQL clauses) stay eager: built
+lazily, their unminimized states cost the decoder's p99 more mask computations."""
 
 DEFERRED_STATES = 24
-"""How many states of a deferred rule are built lazily before it is built completely."""
+"""How many states of a deferred rule are built lazily before it is built completely (the
+recognizer's rows read that deep into every predicted key; at 4 or 8 most keys complete)."""
 
 _DFA_GROWTH = 4
 """An eager determinization gives up (the rule goes lazy) past this many times the NFA size."""

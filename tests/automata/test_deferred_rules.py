@@ -1,4 +1,5 @@
-"""Medium rules are built lazily until inputs go deep into them, then minimized completely.
+"""Medium rules without calls are built lazily until inputs go deep into them, then minimized
+completely (``DEFER_ABOVE``, ``DEFERRED_STATES`` in :mod:`grammarkit.automata.compiled`).
 
 A JSON object's key rules (``"\\"" ("a" | "\\\\u0061") ...``, a few hundred NFA states each) are
 all predicted where a key may come; only the key an input spells is built completely. The states
