@@ -6,7 +6,7 @@ same EBNF text for both (schemas and regexes are converted by grammarkit first, 
 timings). ``--schemastore`` adds real SchemaStore schemas (:data:`SCHEMASTORE_CASES`: tsconfig,
 package.json, eslintrc, dependabot), read from a clone or bare mirror with ``git show`` (the
 helper of ``json_schema_vs_xgrammar.py``; nothing is copied), each matched against one of its
-own test instances from ``src/test/NAME/``. Each case runs per engine in a
+own test instances from ``src/test/NAME/``. Each verdict and each mask runs per engine in a
 forked child (vocabulary tables already built in the parent) with a time budget and a 6 GB
 memory cap, so one case that hangs or blows up is reported and the table goes on. Times are
 CPU seconds of the child (``time.process_time``: the machine may be shared; xgrammar's threads
@@ -52,7 +52,8 @@ from grammarkit.vocab import Vocabulary
 SCHEMAS = Path(__file__).resolve().parent / "schemas"
 TARGET_S = 1.0
 MEMORY_CAP = 6 * 2**30
-Timings = tuple[float, str, float, str]
+Timing = tuple[float, str]
+"""CPU seconds and the outcome (or what went wrong)."""
 
 
 @dataclass(frozen=True)
@@ -229,7 +230,7 @@ def _cases(schemastore_dir: Path | None) -> list[Case]:
     return cases
 
 
-def _timed(run: Callable[[], object]) -> tuple[float, str]:
+def _timed(run: Callable[[], object]) -> Timing:
     start = time.process_time()
     try:
         outcome = run()
@@ -241,9 +242,11 @@ def _timed(run: Callable[[], object]) -> tuple[float, str]:
     return time.process_time() - start, str(outcome)
 
 
-def _ours(case: Case, vocab: Vocabulary) -> Timings:
-    verdict = _timed(lambda: Grammar.from_ebnf(case.text, root=_root(case)).matches(
-        case.sample, timeout=30))
+def _ours(case: Case, vocab: Vocabulary, part: str) -> Timing:
+    """grammarkit's time to the first verdict (``part="verdict"``) or first mask."""
+    if part == "verdict":
+        return _timed(lambda: Grammar.from_ebnf(case.text, root=_root(case)).matches(
+            case.sample, timeout=30))
 
     def first_mask() -> int:
         matcher = TokenMatcher(Grammar.from_ebnf(case.text, root=_root(case)), vocab)
@@ -251,11 +254,11 @@ def _ours(case: Case, vocab: Vocabulary) -> Timings:
         matcher.fill_next_token_bitmask(bitmask)
         return int(matcher.allowed_token_ids().size)
 
-    mask = _timed(first_mask)
-    return verdict[0], verdict[1], mask[0], mask[1]
+    return _timed(first_mask)
 
 
-def _theirs(case: Case, compiler: object, size: int) -> Timings:
+def _theirs(case: Case, info: object, size: int, part: str) -> Timing:
+    """xgrammar's time to the first verdict (``part="verdict"``) or first mask."""
     def verdict() -> bool:
         no_vocabulary = xgr.GrammarCompiler(xgr.TokenizerInfo([]), cache_enabled=False)
         compiled = no_vocabulary.compile_grammar(
@@ -264,23 +267,22 @@ def _theirs(case: Case, compiler: object, size: int) -> Timings:
         return bool(matcher.accept_string(case.sample) and matcher.is_terminated())
 
     def first_mask() -> int:
-        compiled = compiler.compile_grammar(  # type: ignore[attr-defined]
+        compiler = xgr.GrammarCompiler(info, cache_enabled=False)  # type: ignore[arg-type]
+        compiled = compiler.compile_grammar(
             xgr.Grammar.from_ebnf(case.text, root_rule_name=_root(case)))
         matcher = xgr.GrammarMatcher(compiled)
         bitmask = xgr.allocate_token_bitmask(1, size)
         matcher.fill_next_token_bitmask(bitmask)
         return int(np.unpackbits(bitmask.numpy().view(np.uint8)).sum())
 
-    v = _timed(verdict)
-    m = _timed(first_mask)
-    return v[0], v[1], m[0], m[1]
+    return _timed(verdict if part == "verdict" else first_mask)
 
 
 def _root(case: Case) -> str:
     return "r0" if case.name.startswith("100,000 rules") else "root"
 
 
-def _in_child(run: Callable[[], Timings], budget: float) -> Timings:
+def _in_child(run: Callable[[], Timing], budget: float) -> Timing:
     """``run()`` in a forked child, or ``budget`` with a note when it overruns or dies."""
     receive, send = multiprocessing.Pipe(duplex=False)
 
@@ -289,18 +291,18 @@ def _in_child(run: Callable[[], Timings], budget: float) -> Timings:
         try:
             send.send(run())
         except MemoryError:
-            send.send((0.0, "MemoryError", 0.0, "MemoryError"))
+            send.send((0.0, "MemoryError"))
 
     process = multiprocessing.get_context("fork").Process(target=child)
     process.start()
     send.close()
-    outcome: Timings | None = receive.recv() if receive.poll(budget) else None
+    outcome: Timing | None = receive.recv() if receive.poll(budget) else None
     if process.is_alive():
         process.kill()
     process.join()
     if outcome is None:
         note = f"over {budget:g} s" if process.exitcode == -9 else f"died ({process.exitcode})"
-        return budget, note, budget, note
+        return budget, note
     return outcome
 
 
@@ -312,7 +314,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--only", default="", help="run the cases whose name contains this")
     parser.add_argument("--budget", type=float, default=60.0,
-                        help="seconds each engine may spend on one case (verdict and mask)")
+                        help="seconds each engine may spend on one verdict or one mask")
     parser.add_argument("--schemastore", type=Path, metavar="GIT_DIR",
                         help="add real SchemaStore schemas from a clone or bare mirror")
     args = parser.parse_args()
@@ -322,7 +324,7 @@ def main() -> None:
     vocab = Vocabulary.from_file(path, vocab_size=248320)
     info = xgr.TokenizerInfo(list(vocab.tokens), xgr.VocabType.RAW, vocab_size=len(vocab),
                              stop_token_ids=sorted(vocab.stop_ids))
-    _ours(Case("warm-up", 'root ::= "a"', "a"), vocab)  # vocabulary tables, as a server has
+    _ours(Case("warm-up", 'root ::= "a"', "a"), vocab, "mask")  # vocabulary tables, as a server has
     header = (f"{'case':38} {'KB':>6} | {'verdict ours':>12} {'xgr':>8} {'ratio':>6} | "
               f"{'mask ours':>9} {'xgr':>8} {'ratio':>6} | notes")
     print(header)
@@ -331,15 +333,12 @@ def main() -> None:
     for case in _cases(args.schemastore):
         if args.only not in case.name:
             continue
-        def ours(c: Case = case) -> Timings:
-            return _ours(c, vocab)
-
-        def theirs(c: Case = case) -> Timings:
-            compiler = xgr.GrammarCompiler(info, cache_enabled=False)
-            return _theirs(c, compiler, vocab.vocab_size)
-
-        v_ours, v_note, m_ours, m_note = _in_child(ours, args.budget)
-        v_xgr, v_xnote, m_xgr, m_xnote = _in_child(theirs, args.budget)
+        v_ours, v_note = _in_child(lambda c=case: _ours(c, vocab, "verdict"), args.budget)
+        m_ours, m_note = _in_child(lambda c=case: _ours(c, vocab, "mask"), args.budget)
+        v_xgr, v_xnote = _in_child(
+            lambda c=case: _theirs(c, info, vocab.vocab_size, "verdict"), args.budget)
+        m_xgr, m_xnote = _in_child(
+            lambda c=case: _theirs(c, info, vocab.vocab_size, "mask"), args.budget)
         failed = any(word in v_note + m_note for word in ("Error", "over", "died"))
         ok = v_ours <= TARGET_S and m_ours <= TARGET_S and not failed
         misses += not ok

@@ -7,7 +7,9 @@ States
     Ints numbered in the order they are first met, so a state is a small hashable value and
     sets of states are ``frozenset[int]``. ``state_rule[s]`` is the rule owning ``s``. A rule's
     automaton is built when its start is first asked for (``rule_start[r]``): small rules are
-    determinized and minimized at once; large ones and those with counted repetitions are
+    determinized and minimized at once; medium ones without calls once inputs have built a
+    few of their states lazily (an object's many key rules are predicted together, one is
+    entered: :data:`DEFER_ABOVE`); large ones and those with counted repetitions are
     determinized lazily (:mod:`grammarkit.automata.lazy_dfa`): a state's edges are computed the
     first time one of ``byte_edges[s]``, ``call_edges[s]``, ``token_edges[s]`` is read, so a
     grammar costs what inputs visit, not the size of its automata. Lazy rules without counters
@@ -38,7 +40,7 @@ from typing import TYPE_CHECKING, Any, Generic, Protocol, TypeVar
 
 from grammarkit._gc import paused_gc
 from grammarkit.automata.byte_facts import ByteFacts
-from grammarkit.automata.determinize import Automaton, determinize, minimize
+from grammarkit.automata.determinize import Automaton, determinize, minimal_dfa, minimize
 from grammarkit.automata.interval_subsets import Fragmented, IntervalSubsets
 from grammarkit.automata.lazy_dfa import PlainSubsets, Positions, SubsetBuilder, clamped
 from grammarkit.automata.nfa import NFA, TokenEdge
@@ -59,7 +61,22 @@ MAX_POSITIONS = 4_000_000
 """How many NFA positions the lazily built states of one grammar may hold (about 400 MB)."""
 
 EAGER_LIMIT = 2_000
-"""Rules whose NFA (without counters) has at most this many states are determinized at once."""
+"""Rules whose NFA (without counters) has at most this many states are determinized and
+minimized completely: at once, or (rules without calls past :data:`DEFER_ABOVE` states)
+once entered."""
+
+DEFER_ABOVE = 64
+"""Rules without calls whose NFA has more states than this (up to :data:`EAGER_LIMIT`) are
+determinized completely only once inputs have expanded :data:`DEFERRED_STATES` of their states
+lazily: a schema's key rules (a few hundred states each, escapes spelled out) are all predicted
+wherever a key may come, and the recognizer's rows read a few bytes into each; built completely
+they cost tsconfig's first verdict more than half of its time, though one key is entered.
+Rules with calls (a grammar's recursive structure: JSON values, SQL clauses) stay eager: built
+lazily, their unminimized states cost the decoder's p99 more mask computations."""
+
+DEFERRED_STATES = 24
+"""How many states of a deferred rule are built lazily before it is built completely (the
+recognizer's rows read that deep into every predicted key; at 4 or 8 most keys complete)."""
 
 _DFA_GROWTH = 4
 """An eager determinization gives up (the rule goes lazy) past this many times the NFA size."""
@@ -168,6 +185,7 @@ class CompiledGrammar:
         self._positions = 0
         self._rule_positions = [0] * len(self._rules)
         self._no_intervals: set[int] = set()  # rules whose sets do not compress
+        self._deferred: dict[int, int] = {}  # rules built lazily so far: their states expanded
         self.state_rule: list[int] = []
         self.finals: set[int] = set()
         self.byte_edges: LazyEdges[ByteEdges] = LazyEdges(self._bytes, self._expand)
@@ -208,20 +226,57 @@ class CompiledGrammar:
         source = self._rules[rule]
         if isinstance(source, NFA) and source.counted:
             self.counted = True
+        deferred = False
         if isinstance(source, NFA) and not source.counted and source.num_states <= EAGER_LIMIT:
-            dfa = determinize(source, max(_DFA_GROWTH * source.num_states, 256))
-            if dfa is not None:
-                source = minimize(dfa)
+            if source.num_states > DEFER_ABOVE and not any(source.call_edges):
+                deferred = True
+            else:
+                dfa = determinize(source, max(_DFA_GROWTH * source.num_states, 256))
+                if dfa is not None:
+                    source = minimize(dfa)
         if isinstance(source, Automaton):
-            base = self.num_states
-            for s in range(source.num_states):
-                self._new_state(rule, None, tuple((r, t + base) for r, t in source.call_edges[s]),
-                                tuple((lo, hi, t + base) for lo, hi, t in source.byte_edges[s]),
-                                tuple((k, t + base) for k, t in source.token_edges[s]))
-            self.finals.update(f + base for f in source.finals)
-            return source.start + base
+            return self._add_automaton(rule, source)
         builder = self._builders[rule] = SubsetBuilder.for_nfa(source)
+        if deferred:
+            self._deferred[rule] = 0
         return self._lazy_state(rule, builder.start())
+
+    def _add_automaton(self, rule: int, source: Automaton) -> int:
+        """Add the states of ``source`` to ``rule``; return the number of its start."""
+        base = self.num_states
+        for s in range(source.num_states):
+            self._new_state(rule, None, tuple((r, t + base) for r, t in source.call_edges[s]),
+                            tuple((lo, hi, t + base) for lo, hi, t in source.byte_edges[s]),
+                            tuple((k, t + base) for k, t in source.token_edges[s]))
+        self.finals.update(f + base for f in source.finals)
+        return source.start + base
+
+    def _complete(self, rule: int) -> None:
+        """Determinize and minimize deferred ``rule`` completely; each of its states built so
+        far lazily takes the edges of the state standing for its position set (trimmed dead
+        ends lose theirs), so an input goes on in the minimal automaton."""
+        del self._deferred[rule]
+        builder = self._builders[rule]
+        assert isinstance(builder, PlainSubsets)
+        found = minimal_dfa(builder.nfa, max(_DFA_GROWTH * builder.nfa.num_states, 256))
+        if found is None:
+            return  # it stays lazy
+        dfa, standing = found
+        base = self._add_automaton(rule, dfa) - dfa.start
+        for state, content in enumerate(self._content):
+            if content is None or self.state_rule[state] != rule:
+                continue
+            assert isinstance(content, frozenset)  # plain subsets: never switched to intervals
+            target = standing.get(content)
+            self._content[state] = None
+            del self._index[(rule, content)]
+            if target is None:
+                self._bytes[state], self._calls[state], self._tokens[state] = (), (), ()
+            else:
+                self._bytes[state] = self._bytes[base + target]
+                self._calls[state] = self._calls[base + target]
+                self._tokens[state] = self._tokens[base + target]
+        self._builders[rule] = None
 
     def _new_state(self, rule: int, content: Content | None, calls: CallEdges | None,
                    byte_edges: ByteEdges | None = (), tokens: TokenEdges | None = ()) -> int:
@@ -254,10 +309,19 @@ class CompiledGrammar:
     def _expand(self, state: int) -> None:
         """Compute the edges of lazily built ``state``."""
         rule = self.state_rule[state]
+        expanded = self._deferred.get(rule)
+        if expanded is not None:
+            if expanded >= DEFERRED_STATES:
+                self._complete(rule)
+                if self._bytes[state] is not None:
+                    return
+            else:
+                self._deferred[rule] = expanded + 1
         positions = self._content[state]
         builder = self._builders[rule]
         assert positions is not None and builder is not None
         if (isinstance(builder, PlainSubsets) and rule not in self._no_intervals
+                and rule not in self._deferred  # plain sets: they are looked up on completion
                 and self._rule_positions[rule] > _INTERVALS_AFTER * builder.nfa.num_states):
             builder = self._to_intervals(rule, builder.nfa)
             positions = self._content[state]

@@ -122,9 +122,10 @@ class _Builder:
         if isinstance(node, ast.CharClass):
             return self._sequences(_class_sequences(node.ranges, node.negated))
         if isinstance(node, ast.RuleRef):
-            start, end = nfa.add_state(), nfa.add_state()
-            nfa.add_call(start, self._rule(node.name, node.span), end)
-            return start, end
+            start = nfa.num_states
+            nfa.add_states(2)
+            nfa.call_edges[start].append((self._rule(node.name, node.span), start + 1))
+            return start, start + 1
         if isinstance(node, ast.TokenSet):
             start, end = nfa.add_state(), nfa.add_state()
             nfa.add_token(start, TokenEdge(node.ids, node.exclude), end)
@@ -209,12 +210,21 @@ class _Builder:
     def _sequences(self, sequences: list[utf8.ByteSequence]) -> Fragment:
         """Any of the byte-range ``sequences`` (a character class)."""
         nfa = self.nfa
-        start, end = nfa.add_state(), nfa.add_state()
+        start = nfa.num_states
+        end = start + 1
+        nfa.add_states(2 + sum(len(sequence) - 1 for sequence in sequences))
+        byte_edges = nfa.byte_edges
+        fresh = end + 1  # the next unused state
         for sequence in sequences:
             current = start
+            last = len(sequence) - 1
             for i, (lo, hi) in enumerate(sequence):
-                nxt = end if i == len(sequence) - 1 else nfa.add_state()
-                nfa.add_bytes(current, lo, hi, nxt)
+                if i == last:
+                    nxt = end
+                else:
+                    nxt = fresh
+                    fresh += 1
+                byte_edges[current].append((lo, hi, nxt))
                 current = nxt
         return start, end
 

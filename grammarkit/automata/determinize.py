@@ -60,6 +60,36 @@ def determinize(nfa: NFA, limit: int, max_work: int | None = None) -> Automaton 
     Also ``None`` when the subsets to examine hold more than ``max_work`` NFA states in all
     (default: proportional to the NFA), which bounds the time deeply nested choices take.
     """
+    found = _subset_automaton(nfa, limit, max_work)
+    return None if found is None else trim(found[0])
+
+
+def minimal_dfa(nfa: NFA, limit: int) -> tuple[Automaton, dict[frozenset[int], int]] | None:
+    """The minimal DFA of ``nfa`` (as :func:`determinize` then :func:`minimize`), and the
+    state standing for each position set a lazy construction of ``nfa`` reaches, or ``None``
+    past ``limit`` states.
+
+    The position sets are those of :class:`~grammarkit.automata.lazy_dfa.PlainSubsets`: the
+    NFA states of a subset that consume something or are final. A set whose states can never
+    reach a final state has no entry (its DFA state was trimmed).
+    """
+    found = _subset_automaton(nfa, limit, None)
+    if found is None:
+        return None
+    dfa, sets = found
+    alive = _alive_numbering(dfa)
+    trimmed = _renumbered(dfa, alive)
+    block, minimal = _minimized(trimmed)
+    useful = [bool(nfa.byte_edges[s] or nfa.call_edges[s] or nfa.token_edges[s]
+                   or s in nfa.finals) for s in range(nfa.num_states)]
+    states = {frozenset(s for s in subset if useful[s]): block[alive[k]]
+              for k, subset in enumerate(sets) if k in alive}
+    return minimal, states
+
+
+def _subset_automaton(nfa: NFA, limit: int, max_work: int | None
+                      ) -> tuple[Automaton, list[frozenset[int]]] | None:
+    """The subset construction of ``nfa`` before trimming, and each state's NFA states."""
     if max_work is None:
         max_work = 100_000 + 10 * nfa.num_states
     work = 0
@@ -106,11 +136,16 @@ def determinize(nfa: NFA, limit: int, max_work: int | None = None) -> Automaton 
                                  for token, ts in tokens.items()))
         k += 1
     finals = frozenset(i for i, states in enumerate(sets) if not states.isdisjoint(nfa.finals))
-    return trim(Automaton(0, finals, byte_edges, call_edges, token_edges, True))
+    return Automaton(0, finals, byte_edges, call_edges, token_edges, True), sets
 
 
 def trim(automaton: Automaton) -> Automaton:
     """Drop states unreachable from the start or unable to reach a final state."""
+    return _renumbered(automaton, _alive_numbering(automaton))
+
+
+def _alive_numbering(automaton: Automaton) -> dict[int, int]:
+    """The new number of each state :func:`trim` keeps."""
     n = automaton.num_states
     successors: list[set[int]] = [set() for _ in range(n)]
     for s in range(n):
@@ -124,7 +159,12 @@ def trim(automaton: Automaton) -> Automaton:
             predecessors[t].add(s)
     backward = _reach(list(automaton.finals), predecessors)
     alive = [s for s in range(n) if s in forward and (s in backward or s == automaton.start)]
-    number = {s: i for i, s in enumerate(alive)}
+    return {s: i for i, s in enumerate(alive)}
+
+
+def _renumbered(automaton: Automaton, number: dict[int, int]) -> Automaton:
+    """``automaton`` restricted to the states of ``number``, renumbered so."""
+    alive = sorted(number, key=number.__getitem__)
     return Automaton(
         number[automaton.start],
         frozenset(number[f] for f in automaton.finals if f in number),
@@ -145,18 +185,23 @@ def minimize(dfa: Automaton) -> Automaton:
     Missing transitions are handled as in Valmari & Lehtinen: every initial block starts in the
     worklist, so no explicit dead state is needed.
     """
+    return _minimized(dfa)[1]
+
+
+def _minimized(dfa: Automaton) -> tuple[list[int], Automaton]:
+    """:func:`minimize`, and the state of the result each state of ``dfa`` became."""
     n = dfa.num_states
     if not dfa.deterministic or n <= 1:
-        return dfa
+        return list(range(n)), dfa
     block = _coarsest_partition(dfa)
     first: dict[int, int] = {}
     for s in range(n):
         first.setdefault(block[s], s)
     if len(first) == n:
-        return dfa
+        return list(range(n)), dfa
     order = sorted(first, key=lambda b: (b != block[dfa.start], first[b]))
     number = {b: i for i, b in enumerate(order)}
-    return Automaton(
+    return [number[block[s]] for s in range(n)], Automaton(
         0,
         frozenset(number[block[f]] for f in dfa.finals),
         [tuple((lo, hi, number[c]) for lo, hi, c in _merged(dfa.byte_edges[first[b]], block))

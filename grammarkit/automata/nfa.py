@@ -123,12 +123,16 @@ class NFA:
 
     def add_state(self) -> int:
         """A new state without edges."""
-        self.budget.spend()
+        budget = self.budget
+        budget.remaining -= 1
+        if budget.remaining < 0:
+            raise BudgetExceeded
         self.byte_edges.append([])
         self.call_edges.append([])
         self.token_edges.append([])
-        self.epsilon.append([])
-        return len(self.epsilon) - 1
+        epsilon = self.epsilon
+        epsilon.append([])
+        return len(epsilon) - 1
 
     def add_states(self, count: int) -> None:
         """``count`` new states without edges."""

@@ -1,0 +1,104 @@
+"""Medium rules without calls are built lazily until inputs go deep into them, then minimized
+completely (``DEFER_ABOVE``, ``DEFERRED_STATES`` in :mod:`grammarkit.automata.compiled`).
+
+A JSON object's key rules (``"\\"" ("a" | "\\\\u0061") ...``, a few hundred NFA states each) are
+all predicted where a key may come; only the key an input spells is built completely. The states
+built lazily before take the edges of the minimal automaton's states for the same positions, so
+verdicts and masks are those of the language, whichever rule went which way.
+"""
+
+from __future__ import annotations
+
+import random
+import re
+
+import pytest
+
+from grammarkit import Grammar
+from grammarkit.automata import compiled as compiled_module
+from grammarkit.decode import TokenMatcher
+from grammarkit.vocab import Vocabulary
+
+WORDS = ["alphabetic", "alphanumeric", "betatrons", "betamaxes", "gammaglobin", "gammarays",
+         "deltawings", "deltaforce"]
+
+
+def _key(word: str) -> str:
+    letters = " ".join(f'("{c}" | "\\\\u00" "{ord(c):x}")' for c in word)
+    return f'"\\"" {letters} "\\""'
+
+
+GRAMMAR = "root ::= \"{\" (pair (\",\" pair)*)? \"}\"\npair ::= " + " | ".join(
+    f'key{i} ":" [0-9]+' for i in range(len(WORDS))) + "\n" + "\n".join(
+        f"key{i} ::= {_key(word)}" for i, word in enumerate(WORDS)) + "\n"
+
+def _spelled(word: str) -> str:
+    """A regex for ``word`` with each letter plain or as a ``\\u00XX`` escape."""
+    return "".join("(?:" + c + "|" + re.escape("\\u00") + f"{ord(c):x})" for c in word)
+
+
+_KEY = "|".join('"' + _spelled(w) + '"' for w in WORDS)
+LANGUAGE = re.compile(f"\\{{(?:(?:{_KEY}):[0-9]+(?:,(?:{_KEY}):[0-9]+)*)?\\}}")
+
+
+def _texts() -> list[str]:
+    rng = random.Random(7)
+    texts = ["{}", "{", '{"alphabetic":1}', '{"alpha":1}', '{"\\u0061lphabetic":12,"deltaforce":3}']
+    for _ in range(150):
+        pairs = []
+        for _ in range(rng.randint(1, 3)):
+            word = rng.choice(WORDS)
+            spelled = "".join(f"\\u00{ord(c):x}" if rng.random() < 0.2 else c for c in word)
+            if rng.random() < 0.1:
+                spelled = spelled[:-1]
+            pairs.append(f'"{spelled}":{rng.randint(0, 99)}')
+        texts.append("{" + ",".join(pairs) + ("}" if rng.random() < 0.9 else ""))
+    return texts
+
+
+def test_key_rules_are_deferred_and_verdicts_are_the_languages() -> None:
+    grammar = Grammar.from_ebnf(GRAMMAR)
+    rules = grammar.compiled._rules  # the rule sources: the key rules are medium-sized
+    sizes = [rules[rules.rule_ids[f"key{i}"]].num_states for i in range(len(WORDS))]
+    assert all(compiled_module.DEFER_ABOVE < n <= compiled_module.EAGER_LIMIT for n in sizes)
+    for text in _texts():
+        assert grammar.matches(text) == bool(LANGUAGE.fullmatch(text)), text
+
+
+def test_an_entered_rule_is_completed_and_the_others_stay_lazy() -> None:
+    grammar = Grammar.from_ebnf(GRAMMAR)
+    assert grammar.matches('{"gammaglobin":1,"\\u0067ammaglobin":22}')
+    compiled = grammar.compiled
+    numbers = [compiled.rule_names.index(f"key{i}") for i in range(len(WORDS))]
+    assert numbers[4] not in compiled._deferred  # gammaglobin: built completely
+    assert {numbers[0], numbers[2], numbers[6]} <= compiled._deferred.keys()  # a, b, d
+
+
+def _walk(tokens: list[bytes], seed: int) -> list[set[int]]:
+    """The allowed tokens along a seeded random walk of allowed tokens."""
+    stop = len(tokens) - 1
+    matcher = TokenMatcher(Grammar.from_ebnf(GRAMMAR), Vocabulary(tokens, stop_ids=[stop]))
+    rng = random.Random(seed)
+    masks = []
+    for _ in range(40):
+        allowed = set(matcher.allowed_token_ids().tolist())
+        masks.append(allowed)
+        ordinary = sorted(allowed - {stop})
+        if not ordinary:
+            break
+        going_on = [t for t in ordinary if tokens[t] != b"}"]  # long walks: close late
+        assert matcher.accept_token(rng.choice(going_on if rng.random() < 0.9 and going_on
+                                               else ordinary))
+    return masks
+
+
+@pytest.mark.parametrize("seed", range(8))
+def test_masks_are_those_of_the_rules_built_at_once(seed: int,
+                                                   monkeypatch: pytest.MonkeyPatch) -> None:
+    tokens = [b"{", b"}", b",", b":", b'"', b"1", b"a", b"l", b"p", b"h", b"al", b"alp",
+              b"\\u00", b"61", b"6c", b"\\u0061", b"gam", b"ma", b"e", b"t", b"d", b"b",
+              b"g", b"m", b"s", b"lta", b"pha", b'a"', b'"g', b"</s>"]
+    deferred = _walk(tokens, seed)
+    monkeypatch.setattr(compiled_module, "DEFER_ABOVE", compiled_module.EAGER_LIMIT)
+    assert _walk(tokens, seed) == deferred
+    assert len(deferred) > 5
