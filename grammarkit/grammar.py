@@ -41,6 +41,9 @@ class Grammar:
     root: str = "root"
     source: SourceText | None = None
     warnings: tuple[Diagnostic, ...] = field(default=())
+    _references_checked: bool = field(default=False, repr=False)
+    """Whether every reference and ``Regex`` pattern was checked when parsed (then compiling
+    walks no rule body up front)."""
 
     # -- constructors ----------------------------------------------------------------------
     @classmethod
@@ -63,7 +66,7 @@ class Grammar:
         diagnostics = [d.with_source(source) for d in found]
         if any(d.is_error for d in diagnostics):
             raise GrammarError(diagnostics)
-        return cls(result.ast, root, source, tuple(diagnostics))
+        return cls(result.ast, root, source, tuple(diagnostics), _references_checked=True)
 
     @classmethod
     def from_json_schema(
@@ -180,7 +183,8 @@ class Grammar:
         from grammarkit.automata.compiler import compile_grammar
 
         with self._located_errors():
-            return compile_grammar(self.ast, self.root)
+            return compile_grammar(self.ast, self.root,
+                                   references_checked=self._references_checked)
 
     def matches(self, text: str | bytes, timeout: float | None = 60.0) -> bool:
         """Whether the whole of ``text`` is in the grammar's language (xgrammar's verdict).

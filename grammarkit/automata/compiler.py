@@ -1,12 +1,16 @@
 """AST to :class:`~grammarkit.automata.compiled.CompiledGrammar`, rule by rule as inputs reach them.
 
-Up front, in one lean walk over the reachable rule bodies: the rules reachable from the root
-(``GK103`` for an undefined reference), the patterns of every ``Regex`` (so an invalid one
-fails at once), what the decoder's byte facts need (literals, classes, references and token
-nodes, :class:`~grammarkit.automata.byte_facts.ReachedBodies`, so no later pass walks the
-bodies again), and the flattened automata of ``[lazy]`` rules. Which rules derive the empty
-string is decided per rule when first asked (:class:`Nullability`). Each other rule is
-compiled the first time the recognizer or the decoder asks for it (:class:`RuleAutomata`):
+A grammar parsed from text without rule attributes (the parser has already reported an
+undefined rule or a bad ``Regex`` pattern anywhere in it) is not walked up front: every rule
+is numbered in definition order, and the bodies are walked once, the first time the decoder
+asks for their byte facts (a verdict never needs them). Any other grammar gets one lean walk
+over the rule bodies reachable from the root, up front: it finds those rules (``GK103`` for an
+undefined reference; only they are numbered), checks the patterns of every ``Regex``, and
+collects what the decoder's byte facts need (literals, classes, references and token nodes,
+:class:`~grammarkit.automata.byte_facts.ReachedBodies`, so no later pass walks the bodies
+again); the ``[lazy]`` rules are flattened then. Which rules derive the empty string is decided
+per rule when first asked (:class:`Nullability`). Each other rule is compiled the first time
+the recognizer or the decoder asks for it (:class:`RuleAutomata`):
 
 1. **Construct** an NFA from the rule body (:mod:`grammarkit.automata.construct`); large
    bounded repetitions become counted loops instead of unrolled copies, literal alternatives
@@ -31,7 +35,7 @@ compiled the first time the recognizer or the decoder asks for it (:class:`RuleA
 4. **Eliminate tail self-calls**: ``x ::= "a" x | "b"`` becomes a loop, so right-recursive lists
    and string bodies are plain automaton loops instead of ever-deeper calls.
 
-Every reachable rule keeps its number (rules only ever inlined are simply never asked for).
+Every numbered rule keeps its number (rules only ever inlined are simply never asked for).
 Determinizing happens later still, per rule and per state (see
 :class:`~grammarkit.automata.compiled.CompiledGrammar`).
 
@@ -44,13 +48,14 @@ from __future__ import annotations
 
 import gc
 from collections.abc import Callable, Container, Iterator
+from operator import attrgetter
 from typing import Any
 
 from grammarkit._gc import paused_gc
 from grammarkit.automata.byte_facts import ByteFacts, ReachedBodies
 from grammarkit.automata.char_budget import budgeted_rule_names
 from grammarkit.automata.compiled import CompiledGrammar
-from grammarkit.automata.construct import build_expression
+from grammarkit.automata.construct import build_expression, surely_exceeds
 from grammarkit.automata.determinize import Automaton, determinize, minimize, trim
 from grammarkit.automata.nfa import NFA, Budget, BudgetExceeded
 from grammarkit.automata.regex_macro import expand_regex
@@ -74,11 +79,26 @@ INLINE_DEPTH = 8
 """How deep inlining looks into the callees of a callee (bounds the work of one request)."""
 
 
-def compile_grammar(grammar: ast.GrammarAST, root: str = "root") -> CompiledGrammar:
-    """Prepare the rules reachable from ``root``; each is compiled when first reached.
+def compile_grammar(grammar: ast.GrammarAST, root: str = "root", *,
+                    references_checked: bool = False) -> CompiledGrammar:
+    """Prepare the rules of ``grammar``; each is compiled when first reached.
 
     Budgeted rules (``max_chars``) are compiled as ordinary rules and their budgets left to the
     recognizer (:mod:`grammarkit.automata.char_deadlines`); such a grammar inlines no rule.
+
+    Parameters
+    ----------
+    grammar
+        The rules.
+    root
+        The rule a derivation starts from.
+    references_checked
+        Whether every reference and ``Regex`` pattern of ``grammar`` is known to be valid (the
+        parser reports an undefined rule or a bad pattern anywhere in a text). Then a grammar
+        without rule attributes numbers every rule in definition order and walks no body up
+        front: the rules reachable from ``root`` are not sought, and the bodies are walked
+        once, when the decoder first asks for their byte facts. Otherwise only the rules
+        reachable from ``root`` are numbered, found by one walk over their bodies.
 
     Raises
     ------
@@ -88,37 +108,43 @@ def compile_grammar(grammar: ast.GrammarAST, root: str = "root") -> CompiledGram
         A rule beyond the memory ceiling raises ``GK121`` when it is first reached.
     """
     with paused_gc():  # many small lists, no cycles: collections only slow it down
-        return _compile(grammar, root)
+        return _compile(grammar, root, references_checked)
 
 
-def _compile(grammar: ast.GrammarAST, root: str) -> CompiledGrammar:
+def _compile(grammar: ast.GrammarAST, root: str, references_checked: bool) -> CompiledGrammar:
     rules = grammar.rule_map()
     if root not in rules:
         raise GrammarError([error("GK105", f"the root rule `{root}` is not defined", None,
                                   f"define `{root} ::= ...`")])
     regex: dict[ast.RegexMacro, ast.Expr] = {}
-    reached = ReachedBodies()
-    names = _reachable(rules, root, regex, reached)
-    nodes = [rules[name] for name in names]
+    reached: ReachedBodies | None = None
+    if references_checked and not any(map(attrgetter("attributes"), grammar.rules)):
+        nodes = list(rules.values())  # attributes (lazy, budgets) would need the reachable set
+    else:
+        reached = ReachedBodies()
+        nodes = [rules[name] for name in _reachable(rules, root, regex, reached)]
     automata = RuleAutomata(nodes, regex, reached)
     nullable = Nullability(nodes, automata.union_body, automata.rule_ids, regex)
     spans = [rule.name_span or rule.span for rule in nodes]
-    return CompiledGrammar(names, automata.rule_ids[root], automata, nullable, spans,
-                           char_deadlines=automata.budgeted, token_nodes=tuple(reached.tokens))
+    return CompiledGrammar(list(automata.rule_ids), automata.rule_ids[root], automata,
+                           nullable, spans, char_deadlines=automata.budgeted,
+                           token_nodes=lambda: automata.bodies().tokens)
 
 
 class RuleAutomata:
     """The NFA of each rule (numbered in ``rules`` order), compiled on first request.
 
     ``automata[r]`` is rule ``r``'s final automaton (inlined, tail calls eliminated); ``len``
-    is the number of rules. Lazy rules are flattened when this object is made.
+    is the number of rules. Lazy rules are flattened when this object is made. ``reached``
+    is what a walk over the bodies of ``rules`` collected, or ``None``: the bodies are walked
+    when :meth:`bodies` is first called (every reference must then name one of ``rules``).
     """
 
     def __init__(self, rules: list[ast.Rule], regex: dict[ast.RegexMacro, ast.Expr],
-                 reached: ReachedBodies):
+                 reached: ReachedBodies | None):
         self.rules = rules
         self._reached = reached
-        self.rule_ids = {rule.name: i for i, rule in enumerate(rules)}
+        self.rule_ids = dict(zip(map(attrgetter("name"), rules), range(len(rules))))
         self.budget = Budget(MAX_STATES)
         self._regex = regex
         self._nfas: list[NFA | None] = [None] * len(rules)
@@ -165,7 +191,17 @@ class RuleAutomata:
 
     def byte_facts(self, nullable: Container[int]) -> ByteFacts:
         """The byte ranges and FOLLOW sets of every rule, read off their bodies."""
-        return ByteFacts(self.rules, self.rule_ids, nullable, self.expand, self._reached)
+        return ByteFacts(self.rules, self.rule_ids, nullable, self.expand, self.bodies())
+
+    def bodies(self) -> ReachedBodies:
+        """What a walk over every rule's body collects (walked now if not yet)."""
+        if self._reached is None:
+            reached = ReachedBodies()
+            rules = dict(zip(self.rule_ids, self.rules))
+            with paused_gc():
+                _walk_bodies(rules, list(reversed(rules)), set(rules), self._regex, reached)
+            self._reached = reached
+        return self._reached
 
     def expand(self, node: ast.RegexMacro) -> ast.Expr:
         """The expression of a ``Regex`` macro (cached)."""
@@ -342,6 +378,8 @@ class RuleAutomata:
                     kept = []
                     for callee, q in nfa.call_edges[p]:
                         if (callee == rule or callee in self._kept_calls or not self._inlines
+                                or (self._nfas[callee] is None  # not built for a size
+                                    and surely_exceeds(self.union_body(callee), limit))
                                 or self._base(callee).num_states > limit
                                 or self._is_counted_callee(callee)
                                 or (callee not in self._busy  # busy: inlined as it stands
@@ -510,14 +548,22 @@ _MAX_TERMS = 16
 
 def _reachable(rules: dict[str, ast.Rule], root: str, regex: dict[ast.RegexMacro, ast.Expr],
                reached: ReachedBodies) -> list[str]:
-    """The rules reachable from ``root``, in definition order.
-
-    One walk over each reachable body finds its references (``GK103`` for an undefined one),
-    expands its ``Regex`` macros (raising their errors) and fills ``reached`` (what the byte
-    facts need: the decoder's first mask then walks no body again).
-    """
+    """The rules reachable from ``root``, in definition order, their bodies walked once
+    (:func:`_walk_bodies`)."""
     seen = {root}
-    pending = [root]
+    _walk_bodies(rules, [root], seen, regex, reached)
+    return [name for name in rules if name in seen]
+
+
+def _walk_bodies(rules: dict[str, ast.Rule], pending: list[str], seen: set[str],
+                 regex: dict[ast.RegexMacro, ast.Expr], reached: ReachedBodies) -> None:
+    """Walk the bodies of the rules ``pending`` and of the rules they reach not in ``seen``.
+
+    One walk over each body finds its references (``GK103`` for an undefined one; each rule
+    reached is added to ``seen``), expands its ``Regex`` macros (raising their errors) and
+    fills ``reached`` (what the byte facts need: the decoder's first mask then walks no body
+    again).
+    """
 
     def reach(callee: str, span: ast.Span | None) -> None:
         if callee not in rules:
@@ -573,7 +619,6 @@ def _reachable(rules: dict[str, ast.Rule], root: str, regex: dict[ast.RegexMacro
                             reach(callee, node.span)
         if called:
             references.append((caller, called))
-    return [name for name in rules if name in seen]
 
 
 _VISIT, _COMBINE, _ALWAYS = 0, 1, 2

@@ -198,7 +198,11 @@ def _build(grammar: Grammar, index: TokenIndex, shape: Shape) -> _Entry:
 
     disk = DiskCache(directory)
     digest = grammar_digest(grammar)
-    disk_key = f"mask-tables/{FORMAT_VERSION}/{__version__}/{digest}/{index.digest}"
+    # the tables hold rule numbers: how many rules are numbered (all, or those reachable from
+    # the root, see compile_grammar) is part of the key
+    numbered = grammar.compiled.num_rules
+    disk_key = (f"mask-tables/{FORMAT_VERSION}/{__version__}/{digest}/{index.digest}/"
+                f"rules-{numbered}")
     start = disk.load(_start_key(disk_key))  # stored only where computing it took long
     if start is not None:
         try:

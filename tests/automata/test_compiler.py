@@ -32,12 +32,22 @@ def test_literal_is_a_byte_chain() -> None:
     assert (table[state] == -1).all()
 
 
-def test_small_rules_are_inlined_and_unused_rules_dropped() -> None:
+def test_small_rules_are_inlined_and_unused_rules_never_compiled() -> None:
     c = compiled('root ::= digit+ "." digit+\ndigit ::= [0-9]\nunused ::= "x"')
-    assert c.rule_names == ("root", "digit")  # reachable rules keep their numbers
+    assert c.rule_names == ("root", "digit", "unused")  # a parsed grammar: every rule numbered
     assert not any(c.call_edges[s] for s in c.rule_states(c.root))
     assert Recognizer(c).matches(b"12.5")
     assert set(c.state_rule) == {c.root, c.num_rules}  # `digit` never compiled on its own
+
+
+def test_unchecked_rules_number_the_reachable_rules_only() -> None:
+    grammar = parse('root ::= digit+\ndigit ::= [0-9]\nunused ::= "x" undefined').ast
+    c = compile_grammar(grammar)  # references not checked: the reachable ones are sought
+    assert c.rule_names == ("root", "digit")
+    assert Recognizer(c).matches(b"12")
+    with pytest.raises(GrammarError) as caught:
+        compile_grammar(grammar, root="unused")
+    assert [d.code for d in caught.value.diagnostics] == ["GK103"]
 
 
 def test_recursive_rules_stay_calls() -> None:
@@ -121,3 +131,28 @@ def test_unsupported_regex_flag() -> None:
         compiled('root ::= Regex("a", flags="m")')
     assert caught.value.diagnostics[0].code == "GK112"
     assert "`m`" in caught.value.diagnostics[0].message
+
+
+def test_a_parsed_grammar_walks_no_rule_body_for_a_verdict(monkeypatch: pytest.MonkeyPatch
+                                                           ) -> None:
+    from grammarkit.automata import compiler
+
+    def walked(*_: object) -> None:
+        raise AssertionError("a rule body was walked up front")
+
+    monkeypatch.setattr(compiler, "_walk_bodies", walked)
+    chain = "\n".join(f'r{i} ::= "w{i}" [0-9]* | r{i + 1}' for i in range(2000))
+    grammar = Grammar.from_ebnf(f'root ::= r0\n{chain}\nr2000 ::= "end"\nunused ::= Regex("x+")')
+    assert grammar.matches("w1999") and grammar.matches("end") and not grammar.matches("w12x")
+    assert grammar.compiled.num_rules == 2003  # every rule numbered, in definition order
+
+
+def test_unreached_lazy_rules_are_not_flattened_as_before() -> None:
+    # a grammar with rule attributes is walked from the root up front, as before: an
+    # unreachable lazy rule that cannot be flattened is not reported
+    grammar = Grammar.from_ebnf('root ::= "a"\nbad[lazy] ::= "x" bad | "y"')
+    assert grammar.matches("a")
+    assert grammar.compiled.rule_names == ("root",)
+    with pytest.raises(GrammarError) as caught:
+        Grammar.from_ebnf('root ::= "a" bad\nbad[lazy] ::= "x" bad | "y"').matches("ay")
+    assert [d.code for d in caught.value.diagnostics] == ["GK121"]
