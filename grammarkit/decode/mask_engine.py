@@ -6,8 +6,11 @@ engine costs the grammar's byte classes, and each layer below (and the token par
 filled on first use, so the first mask is ready as soon as the start state's groups are
 classified. The second state's mask then classifies, for as long as the first mask took or
 :data:`LIKELY_MIN_SECONDS`, the contexts a random walk is expected to meet most often
-(:meth:`MaskEngine._classify_likely`), so that later masks rarely stop to classify one. A
-mask is computed in three layers:
+(:meth:`MaskEngine._classify_likely`), so that later masks rarely stop to classify one; a
+later mask that stops anyway for long (:data:`STALL_SECONDS`) classifies the contexts likely
+next too (:meth:`MaskEngine._classify_ahead`: the counts of a string body with a counted
+repetition, one context each, cost one stop instead of several). A mask is computed in three
+layers:
 
 1. **Mask cache.** States are keyed canonically (:meth:`StateAutomaton.state_key`), so a state
    seen before costs one dict look-up.
@@ -52,6 +55,13 @@ use."""
 LIKELY_MIN_SECONDS = 0.04
 """The least CPU time the second state's mask may spend classifying likely contexts (else as
 long as the first mask took)."""
+
+STALL_SECONDS = 0.004
+"""A mask that classified new contexts for at least this much CPU time classifies the next
+likely ones too (:meth:`MaskEngine._classify_ahead`)."""
+
+AHEAD_FACTOR = 3.0
+"""How much longer than its own classifications such a mask spends classifying ahead."""
 
 MAX_ROUTES = 4 * MASK_CACHE_SIZE
 """Routes kept at most (new states beyond them are not stored on disk)."""
@@ -162,9 +172,14 @@ class MaskEngine:
             else:
                 self._classify_likely(state)
         start = time.perf_counter()
+        spent, classified = time.process_time(), self.classifier.num_computed
         words = self._compute(state, key)
         if self._computed == 1:
             self._first_seconds = time.perf_counter() - start
+        else:
+            spent = time.process_time() - spent
+            if self.classifier.num_computed > classified and spent >= STALL_SECONDS:
+                self._classify_ahead(state, spent)
         self._keep(key, words)
         return words
 
@@ -229,6 +244,16 @@ class MaskEngine:
                  for frame, config in classified_groups(state)]
         deadline = time.process_time() + max(self._first_seconds, LIKELY_MIN_SECONDS)
         classifier.classify_likely(start, LIKELY_CONTEXTS, LIKELY_VISITS, deadline)
+
+    def _classify_ahead(self, state: ParseState, spent: float) -> None:
+        """Classify the contexts a walk from ``state`` likely meets next, for
+        :data:`AHEAD_FACTOR` times the ``spent`` seconds of CPU its mask took to classify new
+        contexts: a mask that stops anyway (a string with a counted body entered: one context
+        per count) spares the next masks their own stops."""
+        classifier = self.classifier
+        start = [classifier.context(frame, config) for frame, config in classified_groups(state)]
+        classifier.classify_likely(start, LIKELY_CONTEXTS, LIKELY_VISITS,
+                                   time.process_time() + AHEAD_FACTOR * spent)
 
     def _compute(self, state: ParseState, key: StateKey) -> Words:
         classifier = self.classifier

@@ -99,3 +99,48 @@ def test_surveyed_masks_are_those_computed_state_by_state(qwen36: Vocabulary,
             assert matcher._engine._computed == computed  # nothing left to compute
     engine_cache.clear()
     assert runs[0] == runs[1]
+
+
+COUNTED_STRINGS = r"""
+root ::= "{" ws "\"a\":" ws text ws "," ws "\"b\":" ws text ws "}"
+text ::= "\"" [a-z ]{0,12} "\""
+ws ::= [ \n]*
+"""
+
+
+def test_classifying_ahead_of_a_stop_keeps_the_masks_and_spares_later_stops(
+        qwen36: Vocabulary, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A mask that stops to classify new contexts (a string with a counted body entered, one
+    context per count) classifies the likely next ones too: the masks are those of contexts
+    classified one by one, and fewer masks stop (over a few walks; each stops no more)."""
+    monkeypatch.setattr(mask_engine, "SURVEY_STATES", 0)
+    monkeypatch.setattr(mask_engine, "LIKELY_CONTEXTS", 4)  # a count bound, not a clock
+    monkeypatch.setattr(mask_engine, "LIKELY_MIN_SECONDS", 60.0)
+    monkeypatch.setattr(mask_engine, "AHEAD_FACTOR", 1e6)
+    grammar = Grammar.from_ebnf(COUNTED_STRINGS)
+    stops: dict[float, list[int]] = {}
+    for seed in (0, 1, 2):
+        runs = []
+        for stall in (float("inf"), 0.0):
+            monkeypatch.setattr(mask_engine, "STALL_SECONDS", stall)
+            engine_cache.clear()
+            matcher = TokenMatcher(grammar, qwen36)
+            classifier = matcher._engine.classifier
+            rng = random.Random(seed)
+            masks, stopped = [], 0
+            for _ in range(40):
+                before = classifier.num_computed
+                allowed = matcher.allowed_token_ids().tolist()
+                stopped += classifier.num_computed > before
+                masks.append(allowed)
+                ordinary = [t for t in allowed if t not in qwen36.stop_ids]
+                if not ordinary:
+                    break
+                assert matcher.accept_token(rng.choice(ordinary))
+            runs.append(masks)
+            stops.setdefault(stall, []).append(stopped)
+        assert runs[0] == runs[1]
+    engine_cache.clear()
+    never, ahead = stops[float("inf")], stops[0.0]
+    assert all(a <= n for a, n in zip(ahead, never, strict=True)), (ahead, never)
+    assert sum(ahead) < sum(never), (ahead, never)
