@@ -307,6 +307,10 @@ def merged_boxes(boxes: Iterable[Position]) -> Positions:
     whose every continuation another position also has adds nothing to the set's future.
     """
     result = boxes if isinstance(boxes, set) else set(boxes)
+    if len({s for s, _ in result}) == len(result) and all(
+            low == high or not _reducible(loop, (low, high))
+            for _, counters in result for loop, low, high, _ in counters):
+        return frozenset(result)  # no two boxes to take together, none to shrink
     depth = max((len(counters) for _, counters in result), default=0)
     level = depth - 1
     unchanged = 0  # levels in a row where nothing changed
