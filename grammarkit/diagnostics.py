@@ -85,16 +85,18 @@ class Diagnostic:
 
     def headline(self) -> str:
         """``path:line:col: CODE message``."""
+        return self._headline(self.position)
+
+    def _headline(self, pos: Position | None) -> str:
         path = self.source.path if self.source is not None else "<input>"
-        pos = self.position
         where = f"{path}:{pos.line}:{pos.column}" if pos else path
         pointer = f" (at {self.pointer})" if self.pointer is not None else ""
         return f"{where}: {self.code} {self.message}{pointer}"
 
     def render(self) -> str:
         """The full text form: headline, source line with a caret under the span, and help."""
-        lines = [self.headline()]
         pos = self.position
+        lines = [self._headline(pos)]
         if pos is not None and self.source is not None and self.span is not None:
             text = self.source.line_text(pos.line).expandtabs(1).translate(_VISIBLE_CONTROLS)
             end = self.source.position(max(self.span.end, self.span.start))

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import replace
 
 from grammarkit._gc import paused_gc
 from grammarkit.analysis.rules import RULES, LintContext
@@ -77,7 +78,7 @@ def lint_parsed(
     """
     codes = enabled_codes((rule.code for rule in RULES), select, ignore)
     with paused_gc():  # the analyses build no cycles: spare collections over the new AST
-        diagnostics = [*result.diagnostics, *check_regex_macros(result.regex_macros)]
+        diagnostics = [*result.diagnostics, *_regex_errors(result.regex_macros)]
         if not any(d.is_error for d in diagnostics):
             warnings = _run(LintContext(result.ast, root, source, tree=True), codes)
             diagnostics.extend(Suppressions(result.ast, source).filter(warnings))
@@ -99,6 +100,23 @@ def lint_grammar_ast(
     codes = enabled_codes((r.code for r in RULES), select, ignore)
     with paused_gc():
         return _run(LintContext(grammar, root), codes)
+
+
+def _regex_errors(macros: Sequence[ast.RegexMacro]) -> list[Diagnostic]:
+    """What :func:`check_regex_macros` finds, each distinct call checked once: grammars repeat
+    their patterns, and every error is located at its call, so a repeated call's errors are the
+    first one's, moved to it."""
+    errors_of: dict[tuple[str, bool, str | None], list[Diagnostic]] = {}
+    found: list[Diagnostic] = []
+    for node in macros:
+        key = (node.pattern, node.json_string, node.flags)
+        errors = errors_of.get(key)
+        if errors is None:
+            errors = errors_of[key] = check_regex_macros((node,))
+            found.extend(errors)
+        else:
+            found.extend(replace(d, span=node.span) for d in errors)
+    return found
 
 
 def _run(context: LintContext, codes: Sequence[str]) -> list[Diagnostic]:

@@ -134,7 +134,7 @@ class ExprGraph:
 
         Recursive, for speed: raises ``RecursionError`` for nesting deeper than the stack.
         """
-        nodes, types, children = self.nodes, self.types, self.children
+        nodes, children = self.nodes, self.children
         facts: list[int] = []
         undecided: list[int] = []
         named: list[int] = []
@@ -144,7 +144,6 @@ class ExprGraph:
             number = len(nodes)
             kind = type(expr)
             nodes.append(expr)
-            types.append(kind)
             children.append(())
             if kind is _LITERAL:
                 facts.append(_TEXT if expr.value else _EMPTY_TEXT)  # type: ignore[union-attr]
@@ -209,6 +208,7 @@ class ExprGraph:
             # `visit` refers to itself through its closure: break that cycle, which would keep
             # the lists (and through them the whole grammar) alive until a full collection
             del visit
+        self.types[:] = map(type, nodes)  # in one C loop, not one append per visit
         return facts, undecided
 
     def _add(self, root: ast.Expr, naming: list[int]) -> int:

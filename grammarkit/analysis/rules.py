@@ -818,10 +818,11 @@ def lazy_rule_xgrammar_cannot_compile(ctx: LintContext) -> Iterator[Diagnostic]:
     several characters inside a sequence (but at its start) and the dispatch and token macros
     are not.
     """
-    rules = ctx.grammar.rule_map()
-    lazy = [r for r in ctx.grammar.rules if any(a.key == "lazy" for a in r.attributes)]
+    lazy = [r for r in ctx.grammar.rules
+            if r.attributes and any(a.key == "lazy" for a in r.attributes)]
     if not lazy:
         return
+    rules = ctx.properties.graph.rules
     recursive = _recursive_rules(rules, [rule.name for rule in lazy])
     for rule in lazy:
         if rules.get(rule.name) is not rule:

@@ -41,7 +41,7 @@ from grammarkit.automata.byte_facts import ByteFacts
 from grammarkit.automata.determinize import Automaton, determinize, minimize
 from grammarkit.automata.interval_subsets import Fragmented, IntervalSubsets
 from grammarkit.automata.lazy_dfa import PlainSubsets, Positions, SubsetBuilder, clamped
-from grammarkit.automata.nfa import NFA, Loop, TokenEdge
+from grammarkit.automata.nfa import NFA, TokenEdge
 from grammarkit.diagnostics import GrammarError, error
 
 if TYPE_CHECKING:
@@ -341,49 +341,26 @@ class CompiledGrammar:
         """How many iterations of a counted loop ``state`` can run uniformly, all at once.
 
         The loop is the innermost one of the deepest counter stack in ``state``; every position
-        whose counters mention it must have it innermost, with the same count. When that count
-        is in a stretch where every iteration decides alike (below ``min - 1``, or from there
-        below ``max - 1``), :meth:`shifted` by up to the returned number of iterations behaves
-        exactly like running them (if one iteration leaves the other positions as they are).
-        ``None`` when ``state`` does not qualify or fewer than 2 iterations are left.
+        whose counters mention it must have it innermost, with the same counts. When those
+        counts are in a stretch where every iteration decides alike (below ``min - 1``, or from
+        there below ``max - 1``), :meth:`shifted` by up to the returned number of iterations
+        behaves exactly like running them (if one iteration leaves the other positions as they
+        are). ``None`` when ``state`` does not qualify or fewer than 2 iterations are left
+        (:meth:`~grammarkit.automata.lazy_dfa.SubsetBuilder.run_limit`).
         """
-        frame = self._run_frame(state)
-        if frame is None:
-            return None
-        loop, count, _ = frame
-        if count + 1 < loop.min:
-            limit = loop.min - count - 1
-        elif loop.max is not None and count + 1 < loop.max:
-            limit = loop.max - count - 1
-        else:
-            return None
-        return limit if limit >= 2 else None
-
-    def _run_frame(self, state: int) -> tuple[Loop, int, bool] | None:
         positions = self._counted_positions(state)
         if positions is None:
             return None
-        deepest = max((counters for _, counters in positions), key=len)
-        if not deepest:
-            return None
-        frame = deepest[-1]
-        loop = frame[0]
-        for _, counters in positions:
-            for i, other in enumerate(counters):
-                if other[0] is loop and (other != frame or i != len(counters) - 1):
-                    return None
-        return frame
+        builder = self._builders[self.state_rule[state]]
+        assert isinstance(builder, SubsetBuilder)
+        return builder.run_limit(positions)
 
     def shifted(self, state: int, iterations: int) -> int:
         """``state`` with the count of its :meth:`run_limit` loop raised by ``iterations``."""
-        frame = self._run_frame(state)
         positions = self._counted_positions(state)
-        assert frame is not None and positions is not None
-        loop, count, progressed = frame
-        raised = (loop, count + iterations, progressed)
-        return self._lazy_state(self.state_rule[state], frozenset(
-            (s, (*counters[:-1], raised) if counters and counters[-1][0] is loop else counters)
-            for s, counters in positions))
+        builder = self._builders[self.state_rule[state]]
+        assert positions is not None and isinstance(builder, SubsetBuilder)
+        return self._lazy_state(self.state_rule[state], builder.shifted(positions, iterations))
 
     def follow_sets(self) -> Sequence[int]:
         """Per rule (the pseudo-rule last): the bytes that can come right after it completes.

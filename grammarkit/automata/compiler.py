@@ -55,7 +55,7 @@ from grammarkit._gc import paused_gc
 from grammarkit.automata.byte_facts import ByteFacts, ReachedBodies
 from grammarkit.automata.char_budget import budgeted_rule_names
 from grammarkit.automata.compiled import CompiledGrammar
-from grammarkit.automata.construct import build_expression
+from grammarkit.automata.construct import build_expression, surely_exceeds
 from grammarkit.automata.determinize import Automaton, determinize, minimize, trim
 from grammarkit.automata.nfa import NFA, Budget, BudgetExceeded
 from grammarkit.automata.regex_macro import expand_regex
@@ -381,6 +381,8 @@ class RuleAutomata:
                     kept = []
                     for callee, q in nfa.call_edges[p]:
                         if (callee == rule or callee in self._kept_calls or not self._inlines
+                                or (self._nfas[callee] is None  # not built for a size
+                                    and surely_exceeds(self.union_body(callee), limit))
                                 or self._base(callee).num_states > limit
                                 or self._is_counted_callee(callee)
                                 or (callee not in self._busy  # busy: inlined as it stands

@@ -27,6 +27,7 @@ import functools
 import itertools
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
+from typing import Any
 
 from grammarkit.automata import utf8
 from grammarkit.automata.nfa import NFA, BudgetExceeded, Loop, TokenEdge
@@ -307,6 +308,57 @@ class _Builder:
         nfa.add_epsilon(body_end, step)
         nfa.add_loop(entry, step, loop, body, end)
         return start, end
+
+
+def surely_exceeds(expr: ast.Expr, limit: int) -> bool:
+    """Whether :func:`build_expression` surely adds more than ``limit`` states for ``expr``.
+
+    A lower bound read off the tree, stopping once it passes ``limit``: literals count their
+    bytes, classes their byte sequences, a choice its alternatives (those sharing a trie of
+    leading literals only once), a repetition one copy; references and other leaves count one
+    state (a reference may be built in place; that only adds states). ``False`` says nothing: the automaton may still be larger.
+    """
+    size = 0
+    stack: list[Any] = [expr]  # Any: nodes are told apart by ``type(node) is``, fast
+    pop, extend = stack.pop, stack.extend
+    literal, sequence, choice, repeat = ast.Literal, ast.Sequence, ast.Choice, ast.Repeat
+    while stack:
+        node = pop()
+        kind = type(node)
+        if kind is literal:
+            size += len(node.value.encode("utf-8", "surrogatepass")) + 1
+        elif kind is sequence:
+            if node.items:
+                extend(node.items)
+            else:
+                size += 1
+        elif kind is choice:
+            size += 1
+            first_word = True  # alternatives beginning with a literal may share one trie
+            for alternative in node.alternatives:
+                if (type(alternative) is literal or type(alternative) is sequence
+                        and alternative.items and type(alternative.items[0]) is literal):
+                    if not first_word:
+                        continue
+                    first_word = False
+                stack.append(alternative)
+            if first_word:
+                size += 1
+        elif kind is repeat:
+            if node.max == 0:
+                size += 1
+            else:
+                stack.append(node.item)
+        elif kind is ast.CharClass:
+            size += 2 + sum(len(sequence) - 1
+                            for sequence in _class_sequences(node.ranges, node.negated))
+        elif kind is ast.TokenSet:
+            size += 2
+        else:
+            size += 1
+        if size > limit:
+            return True
+    return False
 
 
 @functools.lru_cache(maxsize=1024)

@@ -28,15 +28,22 @@ import weakref
 from typing import cast
 
 import numpy as np
+import numpy.typing as npt
 
 from grammarkit.automata.char_deadlines import code_points
-from grammarkit.decode.bitmask import Words, clear_bits
+from grammarkit.decode.bitmask import Words, clear_bits, set_bits
 from grammarkit.decode.deadline_automaton import MASK_CACHE_SIZE, DeadlineAutomaton
 from grammarkit.decode.earley_core import EarleyCore, Frame, ParseState
 from grammarkit.decode.token_index import TokenIndex
 
 _CHAR_COUNTS: weakref.WeakKeyDictionary[TokenIndex, np.ndarray] = weakref.WeakKeyDictionary()
 """Per token index, the code points (bytes that start one) of each rank."""
+
+
+_LONG_WORDS: weakref.WeakKeyDictionary[TokenIndex, dict[int, Words]] = (
+    weakref.WeakKeyDictionary())
+"""Per token index and count of code points, the bitmask words of the ordinary tokens with more
+code points than that."""
 
 
 _AUTOMATA: weakref.WeakKeyDictionary[EarleyCore, DeadlineAutomaton] = weakref.WeakKeyDictionary()
@@ -64,6 +71,30 @@ def _char_counts(index: TokenIndex) -> np.ndarray:
                  else np.zeros(0, dtype=np.int64))
         _CHAR_COUNTS[index] = found
     return found
+
+
+def _longer_than(index: TokenIndex, reach: int) -> Words:
+    """Bitmask words (read-only) of the ordinary tokens of ``index`` with more than ``reach``
+    code points."""
+    known = _LONG_WORDS.setdefault(index, {})
+    found = known.get(reach)
+    if found is None:
+        found = np.zeros_like(index.ordinary_words)
+        set_bits(found, index.ids[_char_counts(index) > reach])
+        found.setflags(write=False)
+        known[reach] = found
+    return found
+
+
+def _set_ids(words: Words) -> npt.NDArray[np.int64]:
+    """The ids whose bits are set in ``words``, ascending (unpacking only the nonzero words,
+    unless they are many)."""
+    nonzero = np.flatnonzero(words)
+    if 3 * len(nonzero) > len(words):
+        return np.flatnonzero(np.unpackbits(words.view(np.uint8), bitorder="little"))
+    bits = np.unpackbits(words[nonzero].view(np.uint8), bitorder="little").reshape(-1, 32)
+    at, bit = np.nonzero(bits)
+    return nonzero[at] * 32 + bit
 
 
 def _open_after(open_bytes: int, data: bytes) -> int:
@@ -210,26 +241,20 @@ class CharBudget:
         way is taken whole, and xgrammar holds it to no deadline inside it)."""
         scan = self._scan
         state = cursor.state
-        automaton = _AUTOMATA.get(self._core)
-        if automaton is not None:
-            start = automaton.start(dict(state.groups), state.position, cursor.chars, scan)
-            found = automaton.masks.get(start)
-            if found is not None:
-                automaton.masks.move_to_end(start)
-                return found
-        reach = min(scan.lowest(state.groups) - cursor.chars, scan.smallest)
-        bits = np.unpackbits(words.view(np.uint8), bitorder="little")[: index.vocab_size]
+        reach = max(min(scan.lowest(state.groups) - cursor.chars, scan.smallest), -1)
+        # Token(...) ids are not walked, nor tokens too short to reach a deadline
+        walked = words & _longer_than(index, reach)
         if by_edges is not None:
-            bits &= ~np.unpackbits(by_edges.view(np.uint8), bitorder="little")[: index.vocab_size]
-        ranks = index.rank_of[np.flatnonzero(bits)]
-        ranks = ranks[ranks >= 0]  # Token(...) ids are not walked
-        counts = _char_counts(index)
-        ranks = ranks[counts[ranks] > reach]
-        if not len(ranks):
+            walked &= ~by_edges
+        if not walked.any():
             return words
-        if automaton is None:
-            automaton = _shared_automaton(self._core, index)
-            start = automaton.start(dict(state.groups), state.position, cursor.chars, scan)
+        automaton = _shared_automaton(self._core, index)
+        start = automaton.start(dict(state.groups), state.position, cursor.chars, scan)
+        found = automaton.masks.get(start)
+        if found is not None:
+            automaton.masks.move_to_end(start)
+            return found
+        ranks = index.rank_of[_set_ids(walked)]
         rejected = automaton.rejected(start, ranks)
         if len(rejected):
             words = words.copy()

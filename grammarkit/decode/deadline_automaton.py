@@ -77,8 +77,12 @@ class DeadlineAutomaton:
         self._horizon = int(index.columns.shape[0]) + 1
         # bytes in the same edge ranges everywhere that all start, or all continue, a code
         # point step alike: one parser step fills the table for all of them
-        classes = byte_classes(core.compiled) * 2 + ((np.arange(256) & 0xC0) == 0x80)
-        self._same_class = [np.flatnonzero(classes == c) for c in classes.tolist()]
+        classes = (byte_classes(core.compiled) * 2 + ((np.arange(256) & 0xC0) == 0x80)).tolist()
+        members: dict[int, list[int]] = {}
+        for byte, c in enumerate(classes):
+            members.setdefault(c, []).append(byte)
+        arrays = {c: np.array(bytes_, dtype=np.int64) for c, bytes_ in members.items()}
+        self._same_class = [arrays[c] for c in classes]
         self._reset()
 
     def _reset(self) -> None:

@@ -62,6 +62,8 @@ _SUFFIXES: dict[str, tuple[int, int | None, str]] = {
 }
 _LITERAL, _CHAR_CLASS, _RULE_REF = ast.Literal, ast.CharClass, ast.RuleRef
 _SEQUENCE, _CHOICE, _REPEAT = ast.Sequence, ast.Choice, ast.Repeat
+_NEW_TUPLE = tuple.__new__
+"""Builds a :class:`Span` (a named tuple) without a Python frame: ``new(Span, (start, end))``."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -158,6 +160,7 @@ class _Reader:
     def _rule(self, start: re.Match[str]) -> tuple[ast.Rule, re.Match[str] | None]:
         text, strings, classes, references = self.text, self.strings, self.classes, self.references
         match = _TOKEN.match
+        new = _NEW_TUPLE
         name = start["name"]
         name_start, name_end = start.span("name")
         # the choices and the sequence being read, and those of the groups around them
@@ -186,12 +189,12 @@ class _Reader:
                     if "\\" in decoded:
                         decoded = decode_plain_literal(decoded)
                     strings[value] = decoded
-                element = _LITERAL(decoded, Span(token_start, pos))
+                element = _LITERAL(decoded, new(Span, (token_start, pos)))
             elif kind == "suffix":
                 if not quantifiable:
                     raise _NotPlain
                 low, high, op = _SUFFIXES[text[pos - 1]]
-                items[-1] = _REPEAT(items[-1], low, high, op, Span(item_start, pos))
+                items[-1] = _REPEAT(items[-1], low, high, op, new(Span, (item_start, pos)))
                 quantifiable = False
                 end = pos
                 continue
@@ -201,22 +204,22 @@ class _Reader:
                 element_items = items
                 if items:
                     element = items[0] if len(items) == 1 else _SEQUENCE(
-                        tuple(items), Span(sequence_start, end))
+                        tuple(items), new(Span, (sequence_start, end)))
                     if alternatives:
                         alternatives.append(element)
-                        element = _CHOICE(tuple(alternatives), Span(choices_start, end))
+                        element = _CHOICE(tuple(alternatives), new(Span, (choices_start, end)))
                 elif alternatives:
                     raise _NotPlain  # an empty alternative
                 else:
-                    element = _SEQUENCE((), Span(open_groups[-1][4], pos))
+                    element = _SEQUENCE((), new(Span, (open_groups[-1][4], pos)))
                 alternatives, items, choices_start, sequence_start, token_start = (
                     open_groups.pop())
                 if body is not None and not open_groups:  # the end of the lookahead
                     if not element_items:
                         raise _NotPlain  # `(=)`: the parser reports it
                     kind, m = self._after_lookahead(pos)
-                    rule = ast.Rule(name, body, element, (), Span(name_start, pos),
-                                    Span(name_start, name_end))
+                    rule = ast.Rule(name, body, element, (), new(Span, (name_start, pos)),
+                                    new(Span, (name_start, name_end)))
                     return rule, self._next_rule(kind, m)
             elif kind == "open":
                 if len(open_groups) == MAX_DEPTH:
@@ -238,13 +241,13 @@ class _Reader:
                 if value in _NOT_NAMES or value in MACRO_NAMES:
                     raise _NotPlain
                 token_start = pos - len(value)
-                element = _RULE_REF(value, Span(token_start, pos))
+                element = _RULE_REF(value, new(Span, (token_start, pos)))
                 references.append(element)
             elif kind == "pipe":
                 if not items:
                     raise _NotPlain
                 alternatives.append(items[0] if len(items) == 1 else _SEQUENCE(
-                    tuple(items), Span(sequence_start, end)))
+                    tuple(items), new(Span, (sequence_start, end))))
                 items = []
                 sequence_start = -1
                 quantifiable = False
@@ -259,7 +262,7 @@ class _Reader:
                 if char_class is None:
                     raise _NotPlain  # a reversed range: the parser reports it
                 token_start = pos - len(value)
-                element = _CHAR_CLASS(char_class.ranges, char_class.negated, Span(token_start, pos))
+                element = _CHAR_CLASS(char_class.ranges, char_class.negated, new(Span, (token_start, pos)))
             elif kind == "lookahead":  # `(=`: after the body, a group ending the rule
                 if open_groups or not items or body is not None:
                     raise _NotPlain
@@ -272,7 +275,7 @@ class _Reader:
                 continue
             elif kind == "comment":  # whitespace to the reader: nothing else changes
                 value = m[kind]
-                self.comments.append((value[1:], Span(pos - len(value), pos)))
+                self.comments.append((value[1:], new(Span, (pos - len(value), pos))))
                 continue
             elif kind == "braces":
                 if not quantifiable:
@@ -286,7 +289,7 @@ class _Reader:
                         raise _NotPlain  # reversed bounds: the parser reports them
                 else:
                     high = None
-                items[-1] = _REPEAT(items[-1], low, high, "{}", Span(item_start, pos))
+                items[-1] = _REPEAT(items[-1], low, high, "{}", new(Span, (item_start, pos)))
                 quantifiable = False
                 end = pos
                 continue
@@ -303,7 +306,7 @@ class _Reader:
         if open_groups or not items:
             raise _NotPlain
         rule = ast.Rule(name, self._body(items, alternatives, sequence_start, choices_start, end),
-                        None, (), Span(name_start, end), Span(name_start, name_end))
+                        None, (), new(Span, (name_start, end)), new(Span, (name_start, name_end)))
         return rule, self._next_rule(kind, m)
 
     @staticmethod

@@ -5,10 +5,14 @@ from __future__ import annotations
 import time
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from grammarkit.analysis.lint import lint, lint_grammar_ast
 from grammarkit.analysis.selection import enabled_codes
+from grammarkit.automata.regex_macro import check_regex_macros
 from grammarkit.ebnf import ast
+from grammarkit.ebnf.parser import parse
 
 NOISY = (
     'root ::= ("a"?)* x\n'    # GK205 at 1:11
@@ -190,3 +194,35 @@ def test_many_left_recursive_rules_lint_in_linear_time() -> None:
     found = lint(text)
     assert len(found) == count and {d.code for d in found} == {"GK209"}
     assert time.process_time() - start < 20
+
+
+def _regex_errors_as_checked_one_by_one(text: str) -> None:
+    """lint's errors for ``text`` are those of checking every Regex call on its own."""
+    expected = check_regex_macros(parse(text).regex_macros)
+    found = [d for d in lint(text) if d.is_error]
+    assert [(d.code, d.message, d.span, d.hint) for d in found] == [
+        (d.code, d.message, d.span, d.hint) for d in expected]
+
+
+def test_a_repeated_regex_call_is_checked_once_and_reported_at_every_call() -> None:
+    text = ('root ::= a b c d e\na ::= Regex("+x")\nb ::= Regex("[a-z]+")\nc ::= Regex("+x")\n'
+            'd ::= Regex("+x", flags="q")\ne ::= Regex("[a-z]+") Regex("+x", json_string=true)\n')
+    _regex_errors_as_checked_one_by_one(text)
+    found = [d for d in lint(text) if d.is_error]
+    assert [text[d.span.start:d.span.end].split("(")[0] for d in found] == ["Regex"] * 4
+    assert len({d.span for d in found}) == 4
+
+
+_PATTERNS = ["[a-z]+", "+x", "a{2,1}", "(ab", "a|b", ".", "(?i)ab", "x*", "[z-a]", "a{3}"]
+_CALL_OPTIONS = ["", ', flags="i"', ', flags="q"', ', flags=""', ", json_string=true"]
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.lists(st.tuples(st.sampled_from(_PATTERNS), st.sampled_from(_CALL_OPTIONS)),
+                min_size=1, max_size=12))
+def test_regex_calls_checked_once_each_equal_every_call_checked(
+        calls: list[tuple[str, str]]) -> None:
+    rules = [f'r{k} ::= "a" Regex("{pattern}"{options})' for k, (pattern, options)
+             in enumerate(calls)]
+    text = "root ::= " + " ".join(f"r{k}" for k in range(len(calls))) + "\n" + "\n".join(rules)
+    _regex_errors_as_checked_one_by_one(text)

@@ -175,6 +175,62 @@ def test_long_enum_matches_every_spelling() -> None:
     assert not compiled.matches(json.dumps(words[123] + "q"))
 
 
+def real_looking_words(count: int) -> list[str]:
+    """Words as real enums hold them: lowercase of 3-12 letters, some capitalized, with digits,
+    ``-`` or ``_``, non-ASCII letters and an emoji, quotes, backslashes, slashes and tabs."""
+    generator = random.Random(11)
+    lower = "abcdefghijklmnopqrstuvwxyz"
+    extra = ["é", "ü", "ß", "ñ", "ø", "日", "本", "😀", "Ω"]
+    words: set[str] = set()
+    while len(words) < count:
+        word = [generator.choice(lower) for _ in range(generator.randint(3, 12))]
+        kind = generator.random()
+        if kind < 0.15:
+            word[0] = word[0].upper()
+        elif kind < 0.25:
+            word.append(str(generator.randint(0, 99)))
+        elif kind < 0.32:
+            word.insert(generator.randint(1, len(word) - 1), generator.choice("-_"))
+        elif kind < 0.37:
+            word.insert(generator.randint(0, len(word)), generator.choice(extra))
+        elif kind < 0.39:
+            word.insert(generator.randint(0, len(word)), generator.choice(['"', "\\", "/", "\t"]))
+        words.add("".join(word))
+    return sorted(words)
+
+
+@pytest.mark.xgrammar
+def test_twenty_thousand_real_looking_words_agree_with_xgrammar() -> None:
+    xgr = importlib.import_module("xgrammar")
+    from xgrammar.testing import _get_matcher_from_grammar
+
+    words = real_looking_words(20_000)
+    grammar = Grammar.from_json_schema({"enum": words})
+    assert grammar.warnings == ()
+    assert len(grammar.to_ebnf()) < 8 * sum(len(json.dumps(word)) for word in words)
+    theirs = _get_matcher_from_grammar(xgr.Grammar.from_json_schema(json.dumps({"enum": words})))
+    odd = [w for w in words if not w.isascii() or any(c in w for c in '"\\/\t')]
+    members = [*words[::5000], *odd[::350]]
+    probes = [json.dumps(w, ensure_ascii=False) for w in members]
+    probes += ['"' + json.dumps(w, ensure_ascii=False)[1:-2] + '"' for w in members]  # prefixes
+    probes += [json.dumps(w + "s", ensure_ascii=False) for w in members]  # extensions
+    probes += ['"zzzzzzzzzzzzz"', '""', json.dumps(words[7].upper()), json.dumps(words[0])[:-1]]
+    verdicts = []
+    for text in probes:
+        theirs.reset()
+        expected = theirs.accept_string(text) and theirs.is_terminated()
+        verdicts.append(expected)
+        assert grammar.matches(text) == expected, text
+    assert verdicts.count(True) == len(members)
+    # xgrammar matches each word only as json.dumps(ensure_ascii=False) writes it; grammarkit
+    # accepts every JSON spelling of a member (docs/json-schema.md, "Against xgrammar").
+    escaped = [json.dumps(w) for w in odd if not w.isascii()][:3]
+    assert escaped and all(grammar.matches(text) for text in escaped)
+    for text in escaped:
+        theirs.reset()
+        assert not (theirs.accept_string(text) and theirs.is_terminated()), text
+
+
 def test_enum_of_many_integers_beside_a_type() -> None:
     grammar = Grammar.from_json_schema({"type": "integer", "enum": list(range(0, 22_002, 2))})
     assert grammar.matches("22000") and grammar.matches("0")

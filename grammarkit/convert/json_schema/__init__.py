@@ -124,7 +124,8 @@ def _located(diagnostics: list[Diagnostic], source: SourceText | None) -> list[D
     """``diagnostics`` pinned to their keywords in ``source`` (when the schema was text)."""
     if source is None or not diagnostics:
         return diagnostics
-    spans = pointer_spans(source.text)
+    spans = pointer_spans(source.text, (d.pointer or "" for d in diagnostics
+                                        if d.source is None and not d.span))
     located = [d if d.source is not None else replace(
         d, source=source, span=d.span or locate(spans, d.pointer or "")) for d in diagnostics]
     return sorted(located, key=lambda d: (not d.is_error, d.span.start if d.span else 0))

@@ -144,14 +144,15 @@ def sequence(items: list[ast.Expr]) -> ast.Expr:
         if isinstance(part, ast.Sequence):
             pending.extend(reversed(part.items))
             continue
-        if is_nothing(part):
-            return part
         if isinstance(part, ast.Literal):
             if not part.value:
                 continue
-            if kept and isinstance(kept[-1], ast.Literal):
-                kept[-1] = ast.Literal(kept[-1].value + part.value)
+            last = kept[-1] if kept else None
+            if isinstance(last, ast.Literal):
+                kept[-1] = ast.Literal(last.value + part.value)
                 continue
+        elif isinstance(part, ast.CharClass) and not part.ranges and not part.negated:
+            return part  # nothing: the whole sequence matches nothing
         kept.append(part)
     if not kept:
         return ast.Literal("")

@@ -56,10 +56,10 @@ def conditional(document: Document, pointer: str) -> Conditional | None:
     else (an ``else``, a condition on several properties or on anything but string constants,
     another keyword beside them)."""
     schema = document.at(pointer)
-    if not isinstance(schema, dict) or _keywords(schema) != {"if", "then"}:
+    if not isinstance(schema, dict) or keywords(schema) != {"if", "then"}:
         return None
     condition = schema["if"]
-    if not isinstance(condition, dict) or not _keywords(condition) <= {"properties", "required"}:
+    if not isinstance(condition, dict) or not keywords(condition) <= {"properties", "required"}:
         return None
     properties = condition.get("properties")
     if not isinstance(properties, dict) or len(properties) != 1:
@@ -68,7 +68,7 @@ def conditional(document: Document, pointer: str) -> Conditional | None:
     required = condition.get("required", [])
     if required not in ([], [name]):
         return None
-    values = _string_constants(value)
+    values = string_constants(value)
     if values is None or not isinstance(schema["then"], (dict, bool)):
         return None
     return Conditional(pointer, name, values, bool(required))
@@ -98,21 +98,22 @@ def chains(found: list[Conditional | None]) -> list[tuple[int, int]]:
     return runs
 
 
-def _keywords(schema: dict[str, Any]) -> set[str]:
+def keywords(schema: dict[str, Any]) -> set[str]:
+    """The keywords of ``schema`` that are not annotations."""
     return {key for key in schema if key not in _ANNOTATIONS and not key.startswith("x-")}
 
 
-def _string_constants(schema: Any) -> frozenset[str] | None:
+def string_constants(schema: Any) -> frozenset[str] | None:
     """The strings a schema of only ``const`` or ``enum`` (and ``type: string``) allows."""
     if not isinstance(schema, dict):
         return None
-    keywords = _keywords(schema)
+    found = keywords(schema)
     if schema.get("type", "string") != "string":
         return None
-    keywords.discard("type")
-    if keywords == {"const"} and isinstance(schema["const"], str):
+    found.discard("type")
+    if found == {"const"} and isinstance(schema["const"], str):
         return frozenset({schema["const"]})
-    if keywords == {"enum"} and isinstance(schema["enum"], list) and schema["enum"] and all(
+    if found == {"enum"} and isinstance(schema["enum"], list) and schema["enum"] and all(
             isinstance(v, str) for v in schema["enum"]):
         return frozenset(schema["enum"])
     return None

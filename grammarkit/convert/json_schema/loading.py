@@ -11,8 +11,10 @@ import decimal
 import json
 import math
 import os
+import re
 from dataclasses import replace
 from decimal import Decimal
+from itertools import accumulate
 from pathlib import Path
 from typing import Any, NamedTuple
 
@@ -83,8 +85,8 @@ def _read(path: Path) -> Loaded:
 
 def _parse(text: str, path: str) -> Loaded:
     source = SourceText(text, path)
-    deepest, offset = _max_depth(text)
-    if deepest > MAX_DEPTH:
+    if _nesting(text) > MAX_DEPTH:
+        deepest, offset = _max_depth(text)
         raise SchemaError([
             error(TOO_LARGE, f"the schema nests arrays and objects {deepest} levels deep; the "
                   f"limit is {MAX_DEPTH}", Span(offset, offset + 1),
@@ -141,8 +143,23 @@ def _reject_constant(name: str) -> Any:
     raise ValueError(f"{name} is not a JSON number")
 
 
+_STRINGS = re.compile(r'"[^"\\]*(?:\\.[^"\\]*)*"?', re.DOTALL)
+"""JSON strings (an unterminated one runs to the end of the text)."""
+
+_BRACKETS = re.compile(r"[^\[\]{}]+")
+_DEPTH_STEP = {"[": 1, "{": 1, "]": -1, "}": -1}
+
+
+def _nesting(text: str) -> int:
+    """The deepest bracket nesting in JSON text, strings skipped: regular expressions keep the
+    brackets outside strings and ``accumulate`` counts them (no Python step per character)."""
+    brackets = _BRACKETS.sub("", _STRINGS.sub("", text))
+    return max(accumulate(map(_DEPTH_STEP.__getitem__, brackets), initial=0))
+
+
 def _max_depth(text: str) -> tuple[int, int]:
-    """The deepest bracket nesting in JSON text (strings skipped) and where it is first hit."""
+    """The deepest bracket nesting in JSON text (strings skipped) and where it is first hit,
+    character by character, stopping past :data:`MAX_DEPTH`."""
     depth = deepest = 0
     where = 0
     in_string = False

@@ -12,6 +12,7 @@ the node is marked inexact (its complement is then never taken).
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import replace
 from decimal import Decimal
 from typing import Any
@@ -24,6 +25,7 @@ from grammarkit.convert.json_schema.algebra import (
     negate,
     union,
 )
+from grammarkit.convert.json_schema.dependencies import Discriminated, discriminated
 from grammarkit.convert.json_schema.formats import (
     NUMBER_FORMATS,
     STRING_FORMATS,
@@ -1046,8 +1048,12 @@ class _SchemaReader:
                 self.invalid(keyword, "`dependentSchemas` must be an object")
             return None
         node = ANYTHING
+        found = discriminated(self.reader.document, value)
+        if found is not None:
+            node = self.meet(node, self._discriminated(found, keyword), keyword)
         for name, dependent in value.items():
-            if not isinstance(dependent, (dict, bool)):
+            if not isinstance(dependent, (dict, bool)) or (
+                    found is not None and name in found.allowed):
                 continue
             absent = ObjectSet(clauses=(Clause(properties=((name, NEVER),)),))
             present = ObjectSet(required=(name,))
@@ -1058,6 +1064,25 @@ class _SchemaReader:
             if either is not None:
                 node = self.meet(node, either, keyword)
         return node
+
+    def _discriminated(self, found: Discriminated, keyword: str) -> Node:
+        """The conjunction of dependencies that each restrict one property to string
+        constants, as the union of its cases (:mod:`.dependencies`)."""
+        pointer = self.at(keyword)
+
+        def lacking(names: Iterable[str]) -> tuple[tuple[str, Child], ...]:
+            return tuple((name, NEVER) for name in sorted(names))
+
+        def holding(value: Child, absent: Iterable[str]) -> ObjectSet:
+            return ObjectSet(clauses=(Clause(properties=((found.name, value), *lacking(absent))),),
+                             required=(found.name,), pointer=pointer)
+
+        cases = [ObjectSet(clauses=(Clause(properties=lacking((found.name,))),), pointer=pointer)]
+        cases.extend(holding(inline(Node(strings=(StringSet(languages=(Literals.of(values),)),))),
+                             excluded) for values, excluded in found.groups())
+        cases.append(holding(inline(replace(ANYTHING, strings=(StringSet(excluded=(
+            Literals.of(found.listed),)),))), found.allowed))
+        return replace(ANYTHING, objects=tuple(cases))
 
     # -- unevaluated* ----------------------------------------------------------------------
     def unevaluated_properties(self) -> Clause | None:
