@@ -259,25 +259,28 @@ class RuleAutomata:
         if (not isinstance(body, ast.Choice) or self._union_budget <= 0 or not self._inlines
                 or not any(type(a) is ast.RuleRef for a in body.alternatives)):
             return body  # a body that is one reference is left to inlining
-        alternatives = body.alternatives
         seen = {rule}
         kept: list[ast.Expr] = []
-        stack = list(reversed(alternatives))
+        stack = list(reversed(body.alternatives))
+        keep, pop, extend = kept.append, stack.pop, stack.extend
+        rule_ids, rules, budget = self.rule_ids, self.rules, self._union_budget
+        stays = self._lazy | self._kept_calls  # rules that stay calls
+        rule_ref, choice = ast.RuleRef, ast.Choice
         while stack:
-            node = stack.pop()
-            callee = self.rule_ids.get(node.name) if type(node) is ast.RuleRef else None
+            node = pop()
+            callee = rule_ids.get(node.name) if type(node) is rule_ref else None
             if callee is None:
-                kept.append(node)
+                keep(node)
             elif callee in seen:
                 continue  # already in the union
-            elif callee in self._lazy or callee in self._kept_calls or self._union_budget <= 0:
-                kept.append(node)
+            elif callee in stays or budget <= 0:
+                keep(node)
             else:
                 seen.add(callee)
-                self._union_budget -= 1
-                inner = self.rules[callee].body
-                stack.extend(reversed(inner.alternatives if isinstance(inner, ast.Choice)
-                                      else (inner,)))
+                budget -= 1
+                inner = rules[callee].body
+                extend(reversed(inner.alternatives) if type(inner) is choice else (inner,))
+        self._union_budget = budget
         return kept[0] if len(kept) == 1 else ast.Choice(tuple(kept), body.span)
 
     def _is_counted_callee(self, rule: int) -> bool:

@@ -32,14 +32,15 @@ def _check_token_ids(grammar: Grammar, vocab: Vocabulary, compiled: CompiledGram
     """Raise GK170 for ``Token``/``ExcludeToken``/``TokenTagDispatch`` ids outside ``vocab``.
 
     ``compiled`` is ``grammar``'s automata or those of an equal grammar (the engine cache's):
-    its rules' token nodes were collected while compiling, so only lookaheads and rules the
-    root does not reach are walked here; the errors are located in ``grammar``'s own text.
+    its rules' token nodes come from the compiler's one walk over their bodies, so only
+    lookaheads and the rules it did not number (not reached from the root) are walked here;
+    the errors are located in ``grammar``'s own text.
     """
     rules = grammar.ast.rules
-    reached = set(compiled.rule_names) if len(rules) > compiled.num_rules else None
-    bodies = [body for rule in rules for body in (
-        rule.lookahead, None if reached is None or rule.name in reached else rule.body)
-        if body is not None]
+    bodies = [rule.lookahead for rule in rules if rule.lookahead is not None]
+    if len(rules) > compiled.num_rules:  # some rules are not numbered: not reached
+        reached = set(compiled.rule_names)
+        bodies += [rule.body for rule in rules if rule.name not in reached]
     if not _token_id_errors([*compiled.token_nodes, *_token_nodes(bodies)], vocab):
         return
     own = _token_nodes([body for rule in rules for body in (rule.body, rule.lookahead)
