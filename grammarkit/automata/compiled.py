@@ -442,11 +442,6 @@ class CompiledGrammar:
                 self._facts = self._rules.byte_facts(self.nullable)
         return self._facts
 
-    def _all_rules(self) -> list[NFA | Automaton]:
-        """Every rule's automaton before determinization (compiling the rules not reached yet)."""
-        with paused_gc():
-            return [self._rules[r] for r in range(self.num_rules)]
-
     def build_all(self, limit: int) -> bool:
         """Build every rule's automaton completely, rule by rule (a deterministic numbering).
 
@@ -467,23 +462,6 @@ class CompiledGrammar:
                         seen.add(t)
                         stack.append(t)
         return True
-
-    def structure_digest(self) -> str:
-        """SHA-256 of the rule automata and of the states built so far, in their numbering.
-
-        States are numbered as inputs reach them, so tables stored by another process only
-        line up with this grammar's states after the same visits; a mismatch changes the digest.
-        """
-        import hashlib
-
-        sources = [(sorted(r.finals), r.start, r.byte_edges, r.call_edges, r.epsilon,
-                    sorted((s, loop.min, loop.max, body) for s, (loop, body) in r.push.items()))
-                   if isinstance(r, NFA) else (r.start, sorted(r.finals), r.byte_edges)
-                   for r in self._all_rules()]
-        built = [(self.state_rule[s], self._bytes[s], self._calls[s]) for s in
-                 range(self.num_states)]
-        structure = (self.rule_names, self.root, sources, built, sorted(self.nullable))
-        return hashlib.sha256(repr(structure).encode()).hexdigest()
 
     # -- inspection ------------------------------------------------------------------------------
     def byte_ranges(self) -> set[tuple[int, int]]:
