@@ -19,6 +19,7 @@ from typing import Any
 import pytest
 from click.testing import CliRunner
 
+from benchmarks.enum_words import real_looking_words
 from grammarkit import Grammar
 from grammarkit.cli import main
 from grammarkit.convert.errors import SchemaError
@@ -173,30 +174,6 @@ def test_long_enum_matches_every_spelling() -> None:
     assert compiled.matches(json.dumps(words[123]))
     assert compiled.matches('"' + "".join(f"\\u{ord(c):04x}" for c in words[-1]) + '"')
     assert not compiled.matches(json.dumps(words[123] + "q"))
-
-
-def real_looking_words(count: int) -> list[str]:
-    """Words as real enums hold them: lowercase of 3-12 letters, some capitalized, with digits,
-    ``-`` or ``_``, non-ASCII letters and an emoji, quotes, backslashes, slashes and tabs."""
-    generator = random.Random(11)
-    lower = "abcdefghijklmnopqrstuvwxyz"
-    extra = ["é", "ü", "ß", "ñ", "ø", "日", "本", "😀", "Ω"]
-    words: set[str] = set()
-    while len(words) < count:
-        word = [generator.choice(lower) for _ in range(generator.randint(3, 12))]
-        kind = generator.random()
-        if kind < 0.15:
-            word[0] = word[0].upper()
-        elif kind < 0.25:
-            word.append(str(generator.randint(0, 99)))
-        elif kind < 0.32:
-            word.insert(generator.randint(1, len(word) - 1), generator.choice("-_"))
-        elif kind < 0.37:
-            word.insert(generator.randint(0, len(word)), generator.choice(extra))
-        elif kind < 0.39:
-            word.insert(generator.randint(0, len(word)), generator.choice(['"', "\\", "/", "\t"]))
-        words.add("".join(word))
-    return sorted(words)
 
 
 @pytest.mark.xgrammar
