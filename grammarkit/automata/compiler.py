@@ -646,7 +646,10 @@ def _summary(expr: ast.Expr, regex: dict[ast.RegexMacro, ast.Expr],
             results.append(reference(node.name, node.span))
         elif kind is ast.Sequence or kind is ast.Choice:
             kids = node.items if kind is ast.Sequence else node.alternatives
-            if step == _VISIT:
+            if step == _VISIT and kind is ast.Sequence and any(
+                    _surely_solid(kid, reference) for kid in kids):
+                results.append(False)  # its other items need no walk
+            elif step == _VISIT:
                 stack.append((node, _COMBINE))
                 stack.extend((kid, _VISIT) for kid in kids)
             elif not kids:
@@ -667,6 +670,17 @@ def _summary(expr: ast.Expr, regex: dict[ast.RegexMacro, ast.Expr],
                     reference(name, node.span)
             results.append(_leaf_derives_empty(node))
     return results[0]
+
+
+def _surely_solid(node: ast.Expr,
+                  reference: Callable[[str, ast.Span | None], Formula]) -> bool:
+    """Whether ``node`` surely consumes a character: a non-empty literal, a class, a token set
+    or a rule ``reference`` says is not nullable."""
+    if isinstance(node, ast.Literal):
+        return bool(node.value)
+    if isinstance(node, (ast.CharClass, ast.TokenSet)):
+        return True
+    return isinstance(node, ast.RuleRef) and reference(node.name, node.span) is False
 
 
 def _all(parts: list[Formula]) -> Formula:
@@ -722,6 +736,8 @@ class Nullability:
         self._regex = regex
         self._known: list[bool | None] = [None] * len(rules)
         self._formulas: dict[int, Formula] = {}
+        self._solid: dict[int, bool] = {}
+        """Rules a reference to which surely consumes a character (see :meth:`_reference`)."""
 
     def __contains__(self, rule: object) -> bool:
         if not isinstance(rule, int) or not 0 <= rule < len(self._known):
@@ -751,9 +767,20 @@ class Nullability:
                 plain, found = _plain_formula(body)
         self._bodies[rule] = body
         if not plain:
-            found = _summary(body, self._regex, lambda name, _span: (frozenset((name,)),))
+            found = _summary(body, self._regex, self._reference)
         self._formulas[rule] = found
         return found
+
+    def _reference(self, name: str, _span: ast.Span | None) -> Formula:
+        """The formula of a reference to ``name``: ``False`` for a rule already decided not
+        nullable or whose alternatives each plainly start with a character, else its name."""
+        rule = self._ids[name]
+        solid = self._solid.get(rule)
+        if solid is None:
+            solid = (self._known[rule] is False
+                     or _plain_formula(self._rules[rule].body) == (True, False))
+            self._solid[rule] = solid
+        return False if solid else (frozenset((name,)),)
 
     def _depends(self, rule: int, formula: Formula) -> set[int]:
         if formula is None:

@@ -83,6 +83,20 @@ def test_nullability_is_decided_for_the_rules_asked_only() -> None:
     assert sorted(nullable) == sorted(set(range(c.num_rules)) - {names["loop"], names["other"]})
 
 
+def test_a_sequence_led_by_a_solid_rule_is_decided_without_its_rest() -> None:
+    """A 20,000-word enum spells each word with ``char.X`` rules; a word starting with one
+    cannot be empty, whatever follows (its rest is never summarized)."""
+    c = compile_grammar(parse(
+        'root ::= char.a (r1 r2 | r3) | char.b r1\nchar.a ::= "a" | "\\u0061"\n'
+        'char.b ::= [b]\nr1 ::= "" | r2\nr2 ::= r1 "x" | ""\nr3 ::= r3 "y" | ""').ast)
+    names = dict(zip(c.rule_names, range(c.num_rules), strict=True))
+    nullable = c.nullable
+    assert isinstance(nullable, Nullability)
+    assert names["root"] not in nullable
+    assert [nullable._known[names[n]] for n in ("r1", "r2", "r3")] == [None] * 3
+    assert {names[n] for n in ("r1", "r2", "r3")} <= set(nullable)
+
+
 def test_dfa_is_minimal_for_redundant_alternatives() -> None:
     c = compiled('root ::= "ab" | "ab" | ("a" "b") | "a" [b]')
     assert len(c.rule_states(c.root)) == 3
