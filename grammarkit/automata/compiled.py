@@ -17,8 +17,9 @@ States
     so a long chain of optional items costs a few ints per state, not its length.
 Rules
     Ints ``0..num_rules-1`` (``rule_names`` in grammar order: every rule of a parsed grammar
-    without rule attributes, else only the rules reachable from the root). A derivation of ``r`` begins in ``rule_start[r]`` and ends in any state of
-    ``finals`` owned by ``r``. ``nullable`` holds the rules that derive the empty string.
+    without rule attributes, else only the rules reachable from the root). A derivation of
+    ``r`` begins in ``rule_start[r]`` and ends in any state of ``finals`` owned by ``r``.
+    ``nullable`` holds the rules that derive the empty string.
 Edges, per state
     ``byte_edges[s]``: ``(lo, hi, target)`` sorted by ``lo``, for one byte in ``lo..hi``
     (never overlapping: every rule automaton is deterministic). ``call_edges[s]``: ``(rule,

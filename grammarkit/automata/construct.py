@@ -326,7 +326,8 @@ def surely_exceeds(expr: ast.Expr, limit: int) -> bool:
     A lower bound read off the tree, stopping once it passes ``limit``: literals count their
     bytes, classes their byte sequences, a choice its alternatives (those sharing a trie of
     leading literals only once), a repetition one copy; references and other leaves count one
-    state (a reference may be built in place; that only adds states). ``False`` says nothing: the automaton may still be larger.
+    state (a reference may be built in place; that only adds states). ``False`` says nothing:
+    the automaton may still be larger.
     """
     size = 0
     stack: list[Any] = [expr]  # Any: nodes are told apart by ``type(node) is``, fast
