@@ -9,15 +9,16 @@ when their tables grow beyond :data:`ENGINE_CACHE_BYTES`. A grammar is first com
 for the disk cache's key.
 
 With the environment variable :data:`CACHE_DIR_VARIABLE` naming a directory, an engine also
-starts from the tables an earlier process stored for the same grammar, vocabulary and compiled
-automata (its token partition and every token classification), and stores what it has
-computed at exit (or on :func:`save`). A file is only used when its checksum, key and every
+starts from the tables an earlier process stored for the same grammar, vocabulary and compiler
+and decoder code (:func:`code_fingerprint`: an edited checkout or another release never reads
+tables it did not write), and stores what it has computed at exit (or on :func:`save`). A file is only used when its checksum, key and every
 array check out (:mod:`grammarkit.decode.disk_cache`); otherwise it is recomputed.
 """
 
 from __future__ import annotations
 
 import atexit
+import functools
 import hashlib
 import itertools
 import os
@@ -26,6 +27,7 @@ import warnings
 import weakref
 from collections import OrderedDict
 from dataclasses import dataclass
+from pathlib import Path
 
 import numpy as np
 import numpy.typing as npt
@@ -185,6 +187,21 @@ def _evict() -> None:
         total -= dropped.engine.nbytes
 
 
+@functools.cache
+def code_fingerprint(package: Path) -> str:
+    """SHA-256 of the compiler's and the decoder's sources under ``package`` (the
+    ``automata`` and ``decode`` modules), which decide what the stored tables hold.
+
+    Part of the disk cache's key instead of the version number, which an editable install
+    keeps while its code changes.
+    """
+    digest = hashlib.sha256()
+    for path in sorted([*package.glob("automata/*.py"), *package.glob("decode/*.py")]):
+        digest.update(f"{path.parent.name}/{path.name}\0".encode())
+        digest.update(path.read_bytes())
+    return digest.hexdigest()[:32]
+
+
 def _build(grammar: Grammar, index: TokenIndex, shape: Shape) -> _Entry:
     directory = os.environ.get(CACHE_DIR_VARIABLE)
     engine = MaskEngine(grammar.compiled, index)
@@ -194,15 +211,13 @@ def _build(grammar: Grammar, index: TokenIndex, shape: Shape) -> _Entry:
     if not _SAVE_REGISTERED:
         atexit.register(save)
         _SAVE_REGISTERED = True
-    from grammarkit import __version__
-
     disk = DiskCache(directory)
     digest = grammar_digest(grammar)
     # the tables hold rule numbers: how many rules are numbered (all, or those reachable from
     # the root, see compile_grammar) is part of the key
     numbered = grammar.compiled.num_rules
-    disk_key = (f"mask-tables/{FORMAT_VERSION}/{__version__}/{digest}/{index.digest}/"
-                f"rules-{numbered}")
+    code = code_fingerprint(Path(__file__).resolve().parent.parent)
+    disk_key = f"mask-tables/{FORMAT_VERSION}/{code}/{digest}/{index.digest}/rules-{numbered}"
     start = disk.load(_start_key(disk_key))  # stored only where computing it took long
     if start is not None:
         try:

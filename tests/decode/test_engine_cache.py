@@ -168,6 +168,31 @@ def test_disk_cache_round_trip(vocab: Vocabulary, cache_dir: Path) -> None:
     assert _walk(restored, 40, seed=1) == _reference_walk(vocab, 40, 1)  # new states: classes
 
 
+def test_tables_stored_by_other_code_are_not_read_back(vocab: Vocabulary, cache_dir: Path,
+                                                      monkeypatch: pytest.MonkeyPatch) -> None:
+    """An edited checkout keeps its version number; the key holds its code's fingerprint."""
+    _walk(TokenMatcher(Grammar.from_ebnf(ARITHMETIC), vocab))
+    assert engine_cache.save() == 1
+    engine_cache.clear()
+    monkeypatch.setattr(engine_cache, "code_fingerprint", lambda _package: "edited")
+    again = TokenMatcher(Grammar.from_ebnf(ARITHMETIC), vocab)
+    assert _walk(again) == _reference(vocab)
+    assert again._engine._computed > 1  # nothing read back: every mask computed anew
+
+
+def test_the_code_fingerprint_follows_the_compiler_and_decoder_sources(tmp_path: Path) -> None:
+    def package(name: str, decoder: str) -> Path:
+        root = tmp_path / name
+        for folder, text in (("automata", "A = 1\n"), ("decode", decoder), ("cli", name)):
+            (root / folder).mkdir(parents=True)
+            (root / folder / "module.py").write_text(text)
+        return root
+
+    original = engine_cache.code_fingerprint(package("original", "B = 2\n"))
+    assert engine_cache.code_fingerprint(package("same", "B = 2\n")) == original  # cli aside
+    assert engine_cache.code_fingerprint(package("edited", "B = 3\n")) != original
+
+
 def test_a_cheap_first_mask_is_computed_and_the_rest_read_at_the_second_state(
         vocab: Vocabulary, cache_dir: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     expected = _reference(vocab)
