@@ -608,46 +608,18 @@ def left_recursion(ctx: LintContext) -> Iterator[Diagnostic]:
 
 def _left_successors(props: GrammarProperties, names: list[str],
                      number: dict[str, int]) -> list[list[int]]:
-    """Per rule of ``names``: the numbers of the rules its matches can begin with.
-
-    In a tree no node is met twice on the way down a rule, so no node is remembered.
-    """
-    graph = props.graph
-    if graph.shared:
-        return [[number[graph.target_rule[ref]] for ref in _left_references(props, name)]
-                for name in names]
-    types, children, nodes, target_rule, nullable = (
-        graph.types, graph.children, graph.nodes, graph.target_rule, props.nullable)
-    sequence, repeat, body = ast.Sequence, ast.Repeat, graph.body
-    successors = []
-    for name in names:
-        found = []
-        stack = [body[name]]
-        while stack:
-            node = stack.pop()
-            kids = children[node]
-            if not kids:
-                used = target_rule.get(node)
-                if used is not None:
-                    found.append(number[used])
-                continue
-            kind = types[node]
-            if kind is sequence:
-                for position, kid in enumerate(kids):
-                    if not nullable[kid]:
-                        kids = kids[: position + 1]
-                        break
-            elif kind is repeat and nodes[node].max == 0:  # type: ignore[union-attr]
-                continue
-            stack.extend(kids)
-        successors.append(found)
-    return successors
+    """Per rule of ``names``: the numbers of the rules its matches can begin with."""
+    target_rule, shared = props.graph.target_rule, props.graph.shared
+    return [[number[target_rule[ref]] for ref in _left_references(props, name, shared)]
+            for name in names]
 
 
-def _left_references(props: GrammarProperties, name: str) -> list[int]:
+def _left_references(props: GrammarProperties, name: str, remember: bool) -> list[int]:
     """The references to defined rules a match of rule ``name`` can begin with.
 
-    :meth:`GrammarProperties.first_position`, inlined: this runs over every rule.
+    :meth:`GrammarProperties.first_position`, inlined: this runs over every rule. Nodes met
+    are only remembered when ``remember`` (a shared graph): in a tree no node is met twice on
+    the way down a rule.
     """
     graph = props.graph
     types, children, nodes, target, nullable = (
@@ -672,6 +644,9 @@ def _left_references(props: GrammarProperties, name: str) -> list[int]:
                     kids = kids[: position + 1]
                     break
         elif kind is repeat and nodes[node].max == 0:  # type: ignore[union-attr]
+            continue
+        if not remember:
+            stack.extend(kids)
             continue
         for kid in kids:
             if kid not in seen:
