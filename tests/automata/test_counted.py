@@ -53,7 +53,8 @@ COUNTED: dict[str, list[str]] = {
 
 
 @functools.cache
-def _reference(ebnf: str) -> Callable[[bytes], bool]:
+def xgrammar_verdict(ebnf: str) -> Callable[[bytes], bool]:
+    """xgrammar's verdict on whole inputs of ``ebnf`` (one matcher, reset between inputs)."""
     matcher = _get_matcher_from_grammar(xgr.Grammar.from_ebnf(ebnf))
 
     def verdict(data: bytes) -> bool:
@@ -69,7 +70,7 @@ def test_counted_verdicts_match_xgrammar(ebnf: str) -> None:
     grammar = Grammar.from_ebnf(ebnf)
     for text in COUNTED[ebnf]:
         data = text.encode()
-        assert grammar.matches(data) == _reference(ebnf)(data), (ebnf, text[:40], len(text))
+        assert grammar.matches(data) == xgrammar_verdict(ebnf)(data), (ebnf, text[:40], len(text))
 
 
 def test_large_bounds_are_not_unrolled() -> None:
@@ -129,7 +130,7 @@ OPTIONAL_4000 = "root ::= " + '"a"? ' * 4000
 def test_chains_of_nullable_items_match_like_xgrammar(ebnf: str, texts: list[str]) -> None:
     grammar = Grammar.from_ebnf(ebnf)
     for text in texts:
-        assert grammar.matches(text) == _reference(ebnf)(text.encode()), text[:20]
+        assert grammar.matches(text) == xgrammar_verdict(ebnf)(text.encode()), text[:20]
 
 
 def _xyz_blocks(text: str) -> int:
@@ -153,12 +154,12 @@ def test_long_inputs_on_chains_of_nullable_items() -> None:
 @pytest.mark.xgrammar
 def test_optional_prefix_regex() -> None:
     grammar = Grammar.from_regex("a?" * 5000 + "a" * 5000)
-    assert not grammar.matches("a" * 20) and not _reference(grammar.to_ebnf())(b"a" * 20)
+    assert not grammar.matches("a" * 20) and not xgrammar_verdict(grammar.to_ebnf())(b"a" * 20)
     # xgrammar's time grows with the length (1.4 s for 20 bytes): longer ones are counted
     for n in (4999, 5000, 10000, 10001):
         assert grammar.matches("a" * n) == (5000 <= n <= 10000), n
     small = Grammar.from_regex("a?" * 500 + "a" * 500)
-    small_reference = _reference(small.to_ebnf())
+    small_reference = xgrammar_verdict(small.to_ebnf())
     for n in (499, 500, 1000, 1001):
         assert small.matches("a" * n) == small_reference(b"a" * n), n
 

@@ -11,31 +11,20 @@ patterns), not the memory ceiling 20-70 s later.
 
 from __future__ import annotations
 
-import functools
 import time
 from collections.abc import Callable
 
 import pytest
-import xgrammar as xgr
-from xgrammar.testing import _get_matcher_from_grammar
 
 from grammarkit import Grammar
 from grammarkit.automata.earley import MatchTimeout
+from tests.automata.test_counted import xgrammar_verdict
 
 SPREAD = 'root ::= ("a" | "aa"){1000,100000} "b"'
 NULLABLE_PAIRS = 'root ::= ("a"? "a"?){0,100000} "b"'
 NESTED_NULLABLE = 'root ::= (("a"{0,1000}){0,1000}){0,1000}'
 
 
-@functools.cache
-def _reference(ebnf: str) -> Callable[[bytes], bool]:
-    matcher = _get_matcher_from_grammar(xgr.Grammar.from_ebnf(ebnf))
-
-    def verdict(data: bytes) -> bool:
-        matcher.reset()
-        return bool(matcher.accept_string(data) and matcher.is_terminated())
-
-    return verdict
 
 
 @pytest.mark.xgrammar
@@ -47,7 +36,7 @@ def _reference(ebnf: str) -> Callable[[bytes], bool]:
 def test_spread_counts_match_like_xgrammar(ebnf: str, texts: list[str]) -> None:
     grammar = Grammar.from_ebnf(ebnf)
     for text in texts:
-        assert grammar.matches(text) == _reference(ebnf)(text.encode()), (ebnf, len(text))
+        assert grammar.matches(text) == xgrammar_verdict(ebnf)(text.encode()), (ebnf, len(text))
 
 
 @pytest.mark.parametrize(("ebnf", "accepts"), [
