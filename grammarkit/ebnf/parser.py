@@ -120,15 +120,19 @@ def _span(token: GkToken) -> ast.Span:
     return ast.Span(token.start, max(token.end, token.start + 1))
 
 
-def parse(text: str, root: str = "root") -> ParseResult:
-    """Parse dialect ``text``; ``root`` names the rule a derivation starts from."""
+def parse(text: str, root: str = "root", *, lazy: bool = False) -> ParseResult:
+    """Parse dialect ``text``; ``root`` names the rule a derivation starts from.
+
+    With ``lazy``, the rules of a text certified plain (:func:`plain_text.read`) have their
+    bodies read when first used; the diagnostics and the tree are the same.
+    """
     with paused_gc():
-        return _parse(text, root)
+        return _parse(text, root, lazy)
 
 
-def _parse(text: str, root: str) -> ParseResult:
+def _parse(text: str, root: str, lazy: bool) -> ParseResult:
     problems = _Problems()
-    lexed = _lex(text)
+    lexed = _lex(text, lazy)
     for d in lexed.diagnostics:
         phase = 1 if d.code == "GK109" else 0
         problems.add(phase, d.span.start if d.span else 0, d)
@@ -209,13 +213,13 @@ class _Lexed:
     diagnostics: list[Diagnostic]
 
 
-def _lex(text: str) -> _Lexed:
+def _lex(text: str, lazy: bool) -> _Lexed:
     """Read the plain rules of ``text`` without tokens (:mod:`~grammarkit.ebnf.plain_text`)
     and lex the rest, region by region; the whole text at once if lexing finds a problem, so
     that lexical diagnostics and where rules start are exactly the whole text's."""
     if "\0" not in text:  # a NUL byte ends the text: the lexer knows what that means
         pieces: list[ast.Rule | _LexedRegion] = []
-        reading = plain_text.read(text)
+        reading = plain_text.read(text, lazy=lazy)
         comments = list(reading.comments)
         for piece in reading.pieces:
             if isinstance(piece, ast.Rule):

@@ -12,12 +12,18 @@ attribute block, or anything the lexer or the parser would report, except refere
 undefined rules (the caller checks those). That rule's text, up to the next line that starts
 a rule definition, becomes a :class:`Region` for the lexer and the parser.
 ``tests/ebnf/test_fast_paths.py`` checks that both paths agree on generated texts.
+
+Reading lazily (``read(text, lazy=True)``, what :meth:`Grammar.from_ebnf` asks for), a text
+whose every rule is certified plain by a few whole-text regular-expression passes
+(:func:`_unread_rules`) becomes rules whose bodies are read when first used: a big grammar's
+verdict pays for the rules it reaches, not for all of them.
 """
 
 from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
+from typing import Any
 
 from grammarkit.ebnf import ast
 from grammarkit.ebnf.ast import Span
@@ -95,12 +101,20 @@ class Reading:
     order, as the lexer gives them."""
 
 
-def read(text: str) -> Reading:
-    """Read the plain rules of ``text``; leave the rest as regions."""
+def read(text: str, *, lazy: bool = False) -> Reading:
+    """Read the plain rules of ``text``; leave the rest as regions.
+
+    With ``lazy``, a text of plain rules only (every reference defined, no comment) gives
+    rules whose bodies and spans are read when first used, exactly as reading them now would.
+    """
     reader = _Reader(text)
     pieces: list[ast.Rule | Region] = []
     if not text:
         return Reading(pieces, reader.references, reader.comments)
+    if lazy:
+        unread = _unread_rules(reader)
+        if unread is not None:
+            return Reading(unread, [], [])
     start = _RULE_START.match(text)
     begin = 0  # where a region starting here would start: text before the first rule is in it
     while True:
@@ -344,3 +358,129 @@ class _Reader:
                 return kind, m
             else:
                 raise _NotPlain
+
+
+# -- lazy reading ------------------------------------------------------------------------------
+
+_CERTIFIED_DEPTH = 12
+"""Group nesting certified by :data:`_SKELETON`; deeper rules are read now."""
+_NOT_AFTER_NAME = r"(?<![A-Za-z0-9_.\-])"
+"""Before a class: a class straight after a name is that name's attribute block."""
+_LINE_RULE = re.compile(rf"^[ \t]*+({_NAME})[ \t]*+::=", re.MULTILINE)
+"""A line starting a rule definition (name and ``::=`` on the line)."""
+_ATOMS = re.compile(rf"{PLAIN_STRING}|{_NOT_AFTER_NAME}({PLAIN_CLASS})")
+"""A literal, or a class (the group)."""
+_BRACES = re.compile(
+    rf"\{{{_SPACE}({_INTEGER}){_SPACE}"
+    rf"(?:,{_SPACE}(?:({_INTEGER})|-1(?![A-Za-z0-9_.\-\[]))?{_SPACE})?\}}")
+_NAMES = re.compile(f"({_NAME})")
+_SPACES = re.compile(r"[ \t\r\n]++")
+_RULE_MARK, _ATOM_MARK = "\0", "\x01"
+"""What the skeleton of a text (:func:`_unread_rules`) has for a rule's start and an atom."""
+
+
+def _skeleton_pattern(depth: int) -> str:
+    """The skeleton of a plain rule body: atoms, groups nested up to ``depth - 1`` deep,
+    alternatives and one quantifier after an element (braces become ``*``)."""
+    starts_item = rf"(?=[{_ATOM_MARK}(])"
+    group = r"\(\)"
+    body = ""
+    for _ in range(depth):
+        item = rf"(?:{_ATOM_MARK}|{group})[*+?]?+"
+        body = rf"{starts_item}(?:{item}|\|{starts_item})++"
+        group = rf"\((?:{body})?\)"
+    return body
+
+
+_SKELETON = re.compile(rf"(?:{_RULE_MARK}{_skeleton_pattern(_CERTIFIED_DEPTH)})++")
+
+
+def _unread_rules(reader: _Reader) -> list[ast.Rule | Region] | None:
+    """The rules of ``reader``'s text, unread, if each is certified plain: what
+    :meth:`_Reader.rule` reads without fail, one after the other, with every reference
+    defined and no comment; ``None`` otherwise.
+
+    Certified by passes over the whole text: each line starting with a rule's name and
+    ``::=`` becomes a mark, each literal and class another, braces ``*``, names atoms; the
+    rest, without whitespace, must be a sequence of rule bodies (:data:`_SKELETON`). The
+    classes' ranges, the braces' bounds and the names are checked once per spelling.
+    """
+    text = reader.text
+    if _RULE_MARK in text or _ATOM_MARK in text:
+        return None
+    starts = list(_LINE_RULE.finditer(text))
+    if not starts:
+        return None
+    # split, not findall and sub: one scan gives both the classes (names) and the skeleton
+    pieces = _ATOMS.split(_LINE_RULE.sub(_RULE_MARK, text))
+    classes = reader.classes
+    for spelling in set(pieces[1::2]):
+        if spelling is not None and spelling not in classes:
+            classes[spelling] = plain_class_value(spelling)
+            if classes[spelling] is None:  # a reversed range
+                return None
+    skeleton = _ATOM_MARK.join(pieces[::2])
+    for low, high in set(_BRACES.findall(skeleton)):
+        if high and int(high) < int(low):
+            return None
+    pieces = _NAMES.split(_BRACES.sub("*", skeleton))
+    defined = {start[1] for start in starts}
+    names = set(pieces[1::2])
+    if (not names <= defined or not names.isdisjoint(_NOT_NAMES | MACRO_NAMES)
+            or not defined.isdisjoint(_NOT_NAMES)):
+        return None
+    skeleton = _SPACES.sub("", _ATOM_MARK.join(pieces[::2]))
+    if _SKELETON.fullmatch(skeleton) is None:
+        return None
+    new: Any = _UnreadRule  # its body: the reader and where the rule's line starts
+    span = _NEW_TUPLE
+    return [new(start[1], (reader, start.start()), None, (), None, span(Span, start.span(1)))
+            for start in starts]
+
+
+_BODY_SLOT: Any = ast.Rule.__dict__["body"]
+_SPAN_SLOT: Any = ast.Rule.__dict__["span"]
+"""The slots of :class:`ast.Rule` that an unread rule's properties stand in for."""
+
+
+def _read_now(rule: ast.Rule) -> ast.Rule:
+    """Read an unread rule's body and span into it; it is then an ordinary :class:`ast.Rule`."""
+    pending = _BODY_SLOT.__get__(rule)
+    if pending.__class__ is tuple:  # (the reader, where the rule's line starts)
+        reader, offset = pending
+        try:
+            read, _ = reader.rule(_RULE_START.match(reader.text, offset))
+        except _NotPlain:
+            raise AssertionError(f"rule `{rule.name}` was certified plain but is not") from None
+        reader.references.clear()  # checked when the text was certified
+        _BODY_SLOT.__set__(rule, read.body)
+        _SPAN_SLOT.__set__(rule, read.span)
+    object.__setattr__(rule, "__class__", ast.Rule)
+    return rule
+
+
+class _UnreadRule(ast.Rule):
+    """A rule of a certified text whose body (and span, which ends with it) is read from the
+    text when first used; reading it makes it an ordinary :class:`ast.Rule`."""
+
+    __slots__ = ()
+
+    @property
+    def body(self) -> ast.Expr:
+        return _read_now(self).body
+
+    @property
+    def span(self) -> Span | None:
+        return _read_now(self).span
+
+    def __eq__(self, other: object) -> bool:
+        return _read_now(self) == other
+
+    def __hash__(self) -> int:
+        return hash(_read_now(self))
+
+    def __repr__(self) -> str:
+        return repr(_read_now(self))
+
+    def __reduce_ex__(self, protocol: Any) -> Any:
+        return _read_now(self).__reduce_ex__(protocol)
