@@ -13,16 +13,20 @@ undefined rules (the caller checks those). That rule's text, up to the next line
 a rule definition, becomes a :class:`Region` for the lexer and the parser.
 ``tests/ebnf/test_fast_paths.py`` checks that both paths agree on generated texts.
 
-Reading lazily (``read(text, lazy=True)``, what :meth:`Grammar.from_ebnf` asks for), a text
-whose every rule is certified plain by a few whole-text regular-expression passes
+Reading lazily (``read(text, lazy_from=root)``, what :meth:`Grammar.from_ebnf` asks for), a
+text whose every rule is certified plain by a few whole-text regular-expression passes
 (:func:`_unread_rules`) becomes rules whose bodies are read when first used: a big grammar's
-verdict pays for the rules it reaches, not for all of them.
+verdict pays for the rules it reaches, not for all of them. A text whose root reaches many
+rules through the first elements of their alternatives (a chain of rules, each an
+alternative of the one before) is read now: its first verdict reads them all anyway, and
+certifying them first would only add to that.
 """
 
 from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
+from operator import itemgetter, methodcaller
 from typing import Any
 
 from grammarkit.ebnf import ast
@@ -101,18 +105,19 @@ class Reading:
     order, as the lexer gives them."""
 
 
-def read(text: str, *, lazy: bool = False) -> Reading:
+def read(text: str, *, lazy_from: str | None = None) -> Reading:
     """Read the plain rules of ``text``; leave the rest as regions.
 
-    With ``lazy``, a text of plain rules only (every reference defined, no comment) gives
-    rules whose bodies and spans are read when first used, exactly as reading them now would.
+    With ``lazy_from`` (the root rule), a text of plain rules only (every reference defined,
+    no comment) whose first verdict likely reads few of them gives rules whose bodies and
+    spans are read when first used, exactly as reading them now would.
     """
     reader = _Reader(text)
     pieces: list[ast.Rule | Region] = []
     if not text:
         return Reading(pieces, reader.references, reader.comments)
-    if lazy:
-        unread = _unread_rules(reader)
+    if lazy_from is not None:
+        unread = _unread_rules(reader, lazy_from)
         if unread is not None:
             return Reading(unread, [], [])
     start = _RULE_START.match(text)
@@ -165,18 +170,21 @@ class _Reader:
         references, comments = self.references, self.comments
         kept, kept_comments = len(references), len(comments)
         try:
-            return self._rule(start)
+            rule, kind, m = self._rule(start["name"], *start.span("name"), start.end())
+            return rule, self._next_rule(kind, m)
         except _NotPlain:
             del references[kept:]
             del comments[kept_comments:]
             raise
 
-    def _rule(self, start: re.Match[str]) -> tuple[ast.Rule, re.Match[str] | None]:
+    def _rule(self, name: str, name_start: int, name_end: int, pos: int
+              ) -> tuple[ast.Rule, str | None, re.Match[str]]:
+        """The rule called ``name`` (at ``[name_start, name_end)``) whose body starts at
+        ``pos``, and the kind and match of the token that ended it (the next rule's name and
+        ``::=``, or the end of the text)."""
         text, strings, classes, references = self.text, self.strings, self.classes, self.references
         match = _TOKEN.match
         new = _NEW_TUPLE
-        name = start["name"]
-        name_start, name_end = start.span("name")
         # the choices and the sequence being read, and those of the groups around them
         alternatives: list[ast.Expr] = []
         items: list[ast.Expr] = []
@@ -185,7 +193,7 @@ class _Reader:
         body: ast.Expr | None = None  # once a lookahead starts
         quantifiable = False
         high: int | None
-        pos = end = start.end()
+        end = pos
         while True:
             m = match(text, pos)
             if m is None:
@@ -234,7 +242,7 @@ class _Reader:
                     kind, m = self._after_lookahead(pos)
                     rule = ast.Rule(name, body, element, (), new(Span, (name_start, pos)),
                                     new(Span, (name_start, name_end)))
-                    return rule, self._next_rule(kind, m)
+                    return rule, kind, m
             elif kind == "open":
                 if len(open_groups) == MAX_DEPTH:
                     raise _NotPlain
@@ -321,7 +329,7 @@ class _Reader:
             raise _NotPlain
         rule = ast.Rule(name, self._body(items, alternatives, sequence_start, choices_start, end),
                         None, (), new(Span, (name_start, end)), new(Span, (name_start, name_end)))
-        return rule, self._next_rule(kind, m)
+        return rule, kind, m
 
     @staticmethod
     def _body(items: list[ast.Expr], alternatives: list[ast.Expr], sequence_start: int,
@@ -374,6 +382,8 @@ _BRACES = re.compile(
     rf"\{{{_SPACE}({_INTEGER}){_SPACE}"
     rf"(?:,{_SPACE}(?:({_INTEGER})|-1(?![A-Za-z0-9_.\-\[]))?{_SPACE})?\}}")
 _NAMES = re.compile(f"({_NAME})")
+_LEFT_CORNER = re.compile(rf"[=|(]{_SPACE}({_NAME})")
+"""A name starting a rule's body (from its ``::=``), an alternative or a group."""
 _SPACES = re.compile(r"[ \t\r\n]++")
 _RULE_MARK, _ATOM_MARK = "\0", "\x01"
 """What the skeleton of a text (:func:`_unread_rules`) has for a rule's start and an atom."""
@@ -395,7 +405,7 @@ def _skeleton_pattern(depth: int) -> str:
 _SKELETON = re.compile(rf"(?:{_RULE_MARK}{_skeleton_pattern(_CERTIFIED_DEPTH)})++")
 
 
-def _unread_rules(reader: _Reader) -> list[ast.Rule | Region] | None:
+def _unread_rules(reader: _Reader, root: str) -> list[ast.Rule | Region] | None:
     """The rules of ``reader``'s text, unread, if each is certified plain: what
     :meth:`_Reader.rule` reads without fail, one after the other, with every reference
     defined and no comment; ``None`` otherwise.
@@ -409,7 +419,7 @@ def _unread_rules(reader: _Reader) -> list[ast.Rule | Region] | None:
     if _RULE_MARK in text or _ATOM_MARK in text:
         return None
     starts = list(_LINE_RULE.finditer(text))
-    if not starts:
+    if not starts or not _reaches_few(text, starts, root):
         return None
     # split, not findall and sub: one scan gives both the classes (names) and the skeleton
     pieces = _ATOMS.split(_LINE_RULE.sub(_RULE_MARK, text))
@@ -432,10 +442,33 @@ def _unread_rules(reader: _Reader) -> list[ast.Rule | Region] | None:
     skeleton = _SPACES.sub("", _ATOM_MARK.join(pieces[::2]))
     if _SKELETON.fullmatch(skeleton) is None:
         return None
-    new: Any = _UnreadRule  # its body: the reader and where the rule's line starts
+    new: Any = _UnreadRule  # its body: the reader and where the rule's body starts
     span = _NEW_TUPLE
-    return [new(start[1], (reader, start.start()), None, (), None, span(Span, start.span(1)))
+    return [new(start[1], (reader, start.end()), None, (), None, span(Span, start.span(1)))
             for start in starts]
+
+
+def _reaches_few(text: str, starts: list[re.Match[str]], root: str) -> bool:
+    """Whether ``root`` reaches at most a tenth of the rules (or 1,000) through the names
+    that start an alternative or a group (what a first prediction reads), roughly: the
+    bodies are not parsed, and names inside literals may count."""
+    limit = max(1000, len(starts) // 10)
+    names = list(map(itemgetter(1), starts))
+    first = dict(zip(reversed(names), range(len(names) - 1, -1, -1)))  # first definitions
+    body_starts = list(map(methodcaller("end"), starts))  # after each `::=`
+    body_ends = [*map(methodcaller("start"), starts[1:]), len(text)]
+    seen, todo = {root}, [root]
+    while todo:
+        rule = first.get(todo.pop())
+        if rule is None:
+            continue
+        for name in _LEFT_CORNER.findall(text, body_starts[rule] - 1, body_ends[rule]):
+            if name not in seen:
+                seen.add(name)
+                todo.append(name)
+        if len(seen) > limit:
+            return False
+    return True
 
 
 _BODY_SLOT: Any = ast.Rule.__dict__["body"]
@@ -446,10 +479,11 @@ _SPAN_SLOT: Any = ast.Rule.__dict__["span"]
 def _read_now(rule: ast.Rule) -> ast.Rule:
     """Read an unread rule's body and span into it; it is then an ordinary :class:`ast.Rule`."""
     pending = _BODY_SLOT.__get__(rule)
-    if pending.__class__ is tuple:  # (the reader, where the rule's line starts)
+    if pending.__class__ is tuple:  # (the reader, where the rule's body starts)
         reader, offset = pending
+        name_start, name_end = rule.name_span  # type: ignore[misc]
         try:
-            read, _ = reader.rule(_RULE_START.match(reader.text, offset))
+            read, _, _ = reader._rule(rule.name, name_start, name_end, offset)
         except _NotPlain:
             raise AssertionError(f"rule `{rule.name}` was certified plain but is not") from None
         reader.references.clear()  # checked when the text was certified
