@@ -24,6 +24,7 @@ certifying them first would only add to that.
 
 from __future__ import annotations
 
+import gc
 import re
 from dataclasses import dataclass, field
 from operator import itemgetter, methodcaller
@@ -482,10 +483,18 @@ def _read_now(rule: ast.Rule) -> ast.Rule:
     if pending.__class__ is tuple:  # (the reader, where the rule's body starts)
         reader, offset = pending
         name_start, name_end = rule.name_span  # type: ignore[misc]
+        collecting = gc.isenabled()
+        gc.disable()  # as when parsing (paused_gc, inline: it runs once per rule read)
         try:
             read, _, _ = reader._rule(rule.name, name_start, name_end, offset)
         except _NotPlain:
             raise AssertionError(f"rule `{rule.name}` was certified plain but is not") from None
+        finally:
+            if collecting:
+                if not gc.get_freeze_count():  # the new nodes join the oldest generation
+                    gc.freeze()
+                    gc.unfreeze()
+                gc.enable()
         reader.references.clear()  # checked when the text was certified
         _BODY_SLOT.__set__(rule, read.body)
         _SPAN_SLOT.__set__(rule, read.span)
