@@ -12,14 +12,18 @@ Grammars (generated deterministically by :mod:`benchmarks.grammar_texts`, or con
   (the biggest bundled one by default) and for each ``--schema FILE`` (e.g. SchemaStore's
   claude-code-settings.json, which converts to a ~1 MB grammar);
 * ``file:NAME``: each ``--grammar FILE`` as it is;
-* ``rules-250k`` (~10 MB), ``mixed-250k`` (~15 MB: the 250k rules of four shapes of
-  ``benchmarks/compile_vs_xgrammar.py``) and ``class-10MB`` (one huge class), with ``--big`` only.
+* ``mixed-100k`` (~5.6 MB) and ``chain-100k`` (~3 MB): the 100k-rule grammars of
+  ``benchmarks/compile_vs_xgrammar.py`` (four shapes; each rule an alternative of the one before);
+* ``rules-250k`` (~10 MB), ``mixed-250k`` (~15 MB) and ``class-10MB`` (one huge class), with
+  ``--big`` only.
 
 Library columns: CPU seconds (``time.process_time``, best of ``--repeat``) of grammarkit's
 ``parse`` (text to AST with diagnostics), ``lint`` (parse plus every lint rule), ``fmt`` (parse
 plus canonical printing, what ``fmt --check`` does), and xgrammar's ``Grammar.from_ebnf`` (its
 parser and normalisation passes), with the ratio grammarkit parse / xgrammar, and grammarkit's
-``Grammar.from_ebnf`` (parse plus the grammar's set-up). Process columns: user+sys CPU seconds
+``Grammar.from_ebnf`` (parse plus the grammar's set-up: a text of plain rules whose root reaches
+few of them is read lazily, each body when first used) with its ratio to xgrammar, and
+``verdict``: ``Grammar.from_ebnf`` and a first ``matches``. Process columns: user+sys CPU seconds
 of the whole ``grammarkit lint FILE`` and ``grammarkit fmt --check FILE`` commands (start-up
 included; ``--version`` shows the start-up alone), run as an installed package runs, with the
 bytecode of its modules cached (kept in a temporary folder; without it every command also
@@ -47,6 +51,7 @@ from pathlib import Path
 import xgrammar as xgr
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+sys.path.insert(0, str(Path(__file__).resolve().parent))  # compile_vs_xgrammar's own imports
 
 from benchmarks.grammar_texts import (
     alternatives,
@@ -127,6 +132,14 @@ def from_ebnf(text: str) -> None:
         pass
 
 
+def first_verdict(text: str) -> None:
+    """``Grammar.from_ebnf`` and a first verdict (on a text no grammar here accepts)."""
+    try:
+        Grammar.from_ebnf(text).matches("\x00")
+    except GrammarError:
+        pass
+
+
 def fmt(text: str) -> str:
     return print_grammar(parse(text).ast, text)
 
@@ -160,9 +173,12 @@ def main() -> None:
     ]
     cases += [(f"schema:{path.stem}", converted(path)) for path in [DEFAULT_SCHEMA, *args.schema]]
     cases += [(f"file:{path.stem}", path.read_text(encoding="utf-8")) for path in args.grammar]
-    if args.big:
-        from benchmarks.compile_vs_xgrammar import _mixed_rules
+    from benchmarks.compile_vs_xgrammar import _mixed_rules, _words
 
+    chain = "\n".join(f'r{i} ::= "{w}" | r{i + 1}' for i, w in enumerate(_words(100_000)))
+    cases += [("mixed-100k", _mixed_rules(100_000)[0]),
+              ("chain-100k", f'root ::= r0\n{chain}\nr100000 ::= "end"\n')]
+    if args.big:
         cases += [("rules-250k", chained_rules(250_000)), ("mixed-250k", _mixed_rules(250_000)[0]),
                   ("class-10MB", big_class(10_000_000))]
     with tempfile.TemporaryDirectory() as folder:
@@ -173,8 +189,8 @@ def main() -> None:
         process_cpu(["fmt", "--check", str(warm_up)], 1, environment)
         startup = process_cpu(["--version"], args.repeat, environment)
         header = (f"{'grammar':<22}{'size':>9}{'parse':>8}{'lint':>8}{'fmt':>8}{'xgrammar':>10}"
-                  f"{'ratio':>7}{'from_ebnf':>10}{'| lint cmd':>11}{'fmt --check':>12}"
-                  f"{'parse MB':>10}")
+                  f"{'ratio':>7}{'from_ebnf':>10}{'ratio':>7}{'verdict':>9}{'| lint cmd':>11}"
+                  f"{'fmt --check':>12}{'parse MB':>10}")
         print("CPU seconds, best of", args.repeat, f"(library | whole command, bytecode cached; "
               f"start-up alone {startup:.2f}s)")
         print(header)
@@ -186,6 +202,7 @@ def main() -> None:
             formatted = best(partial(fmt, text), repeat)
             theirs = best(partial(xgrammar_parse, text), repeat)
             built = best(partial(from_ebnf, text), repeat)
+            verdict = best(partial(first_verdict, text), repeat)
             path = Path(folder) / f"{name.replace(':', '-')}.ebnf"
             path.write_text(text, encoding="utf-8")
             lint_command = process_cpu(["lint", str(path)], repeat, environment)
@@ -193,6 +210,7 @@ def main() -> None:
             print(
                 f"{name:<22}{len(text.encode()) / 1e6:>7.2f}MB{ours:>7.2f}s{linted:>7.2f}s"
                 f"{formatted:>7.2f}s{theirs:>9.3f}s{ours / theirs:>6.1f}x{built:>9.2f}s"
+                f"{built / theirs:>6.1f}x{verdict:>8.2f}s"
                 f"{lint_command:>10.2f}s{fmt_command:>11.2f}s{parse_peak_mb(path):>10.0f}"
             )
 
