@@ -4,7 +4,9 @@ Shared by every :class:`~grammarkit.decode.matcher.TokenMatcher` of the same gra
 vocabulary (see :mod:`grammarkit.decode.engine_cache`). Nothing is precomputed: building an
 engine costs the grammar's byte classes, and each layer below (and the token partition) is
 filled on first use, so the first mask is ready as soon as the start state's groups are
-classified. The second state's mask then classifies, for as long as the first mask took or
+classified (under ``max_chars`` budgets, the first mask runs the survey below). The second
+state's mask surveys small grammars (:meth:`MaskEngine._survey`), or else classifies, for as
+long as the first mask took or
 :data:`LIKELY_MIN_SECONDS`, the contexts a random walk is expected to meet most often
 (:meth:`MaskEngine._classify_likely`), so that later masks rarely stop to classify one; a
 later mask that stops anyway for long (:data:`STALL_SECONDS`) classifies the contexts likely
@@ -105,6 +107,9 @@ class MaskEngine:
         :func:`classified_groups`."""
         self.surveyed = False
         """Whether every state's mask was computed (:meth:`_survey`)."""
+        self._survey_at = 1 if compiled.char_deadlines else 2
+        """The computed mask that runs the survey: the first under character budgets, else
+        the second (see :meth:`_survey`)."""
         self._pending: Callable[[MaskEngine], None] | None = None
 
     @property
@@ -164,14 +169,19 @@ class MaskEngine:
             if (way is not None and len(self.routes) < MAX_ROUTES
                     and (way[0] is None or way[0] in self.routes)):
                 self.routes[key] = way
-        if self._computed == 2 and not self.surveyed:
+        start = time.perf_counter()
+        if self._computed == self._survey_at and not self.surveyed:
             if self._survey():
                 found = self._masks.get(key)
                 if found is not None:
+                    if self._computed == 1:
+                        self._first_seconds = time.perf_counter() - start
                     return found
-            else:
+            elif self._computed == 2:
                 self._classify_likely(state)
-        start = time.perf_counter()
+            start = time.perf_counter()
+        elif self._computed == 2 and not self.surveyed:
+            self._classify_likely(state)  # the survey with the first mask gave up
         spent, classified = time.process_time(), self.classifier.num_computed
         words = self._compute(state, key)
         if self._computed == 1:
@@ -199,6 +209,12 @@ class MaskEngine:
         grammars (an enum-and-boolean schema: 174 states, 60–90 ms) then never stop for a
         mask again, as after xgrammar's compilation; larger ones stop at the first bound, keeping
         the masks of the states nearest the start.
+
+        Runs with the second computed mask (the first is ready without it), or with the first
+        where rules have ``max_chars`` budgets: their masks still stop for deadline walks
+        (1–10 ms) after a survey, and budgets keep generations short (15–33 tokens in
+        ``benchmarks/decode_vs_xgrammar.py``), so a survey stall at the second mask would be
+        their slowest mask by far (xgrammar compiles every mask before the first too).
         """
         automaton, partition, tokens = self.automaton, self.partition, self.index.tokens
         representative = partition.representative  # grouped first (classifications need it)
