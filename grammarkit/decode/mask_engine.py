@@ -37,6 +37,7 @@ import numpy.typing as npt
 
 from grammarkit.automata.compiled import CompiledGrammar
 from grammarkit.decode.bitmask import Words, clear_bits, set_bits
+from grammarkit.decode.char_budget import allowed_ranks, most_code_points
 from grammarkit.decode.earley_core import EarleyCore, Frame, ParseState
 from grammarkit.decode.state_automaton import StateAutomaton, StateKey
 from grammarkit.decode.token_classes import Context, TokenClassifier, classified_groups, union_of
@@ -107,6 +108,9 @@ class MaskEngine:
         :func:`classified_groups`."""
         self.surveyed = False
         """Whether every state's mask was computed (:meth:`_survey`)."""
+        self._longest: dict[StateKey, int] | None = {} if compiled.char_deadlines else None
+        """Under character budgets, per cached mask the most code points of a token it allows
+        (see :meth:`longest_token`)."""
         self._survey_at = 1 if compiled.char_deadlines else 2
         """The computed mask that runs the survey: the first under character budgets, else
         the second (see :meth:`_survey`)."""
@@ -193,11 +197,25 @@ class MaskEngine:
         self._keep(key, words)
         return words
 
-    def _keep(self, key: StateKey, words: Words) -> None:
+    def longest_token(self, key: StateKey) -> int | None:
+        """The most code points of an ordinary token the cached mask of the state keyed
+        ``key`` allows by its bytes (kept under character budgets only, else ``None``)."""
+        return None if self._longest is None else self._longest.get(key)
+
+    def _keep(self, key: StateKey, words: Words,
+              accepted: npt.NDArray[np.int64] | None = None) -> None:
+        """Cache ``words``, the mask of the state keyed ``key``; ``accepted``: the ranks it
+        allows by their bytes, if known."""
         words.setflags(write=False)
         self._masks[key] = words
+        if self._longest is not None:
+            if accepted is None:
+                accepted = allowed_ranks(words, self.index)
+            self._longest[key] = most_code_points(self.index, accepted)
         if len(self._masks) > MASK_CACHE_SIZE:
-            self._masks.popitem(last=False)
+            evicted, _ = self._masks.popitem(last=False)
+            if self._longest is not None:
+                self._longest.pop(evicted, None)
 
     def _survey(self) -> bool:
         """Compute the mask of every state ordinary tokens reach from the start, breadth
@@ -234,7 +252,7 @@ class MaskEngine:
                 accepted = partition.member_ranks(partition.group_of[walk.accepted])
                 set_bits(words, self.index.ids[accepted])
                 self._add_token_edges(words, automaton.state(number))
-                self._keep(key, words)
+                self._keep(key, words, accepted)
             arrived, first_of = np.unique(walk.arrived, return_index=True)
             for successor, at in zip(arrived.tolist(), first_of.tolist(), strict=True):
                 if successor not in seen:
@@ -324,7 +342,11 @@ class MaskEngine:
 
     def has_token_edges(self, state: ParseState) -> bool:
         """Whether some group of ``state`` can take a ``Token``/``ExcludeToken`` edge."""
-        return any(self.core.token_edges(config) for _, config in state.groups)
+        token_edges = self.core.token_edges
+        for _, config in state.groups:
+            if token_edges(config):
+                return True
+        return False
 
     def next_bytes(self, state: ParseState) -> bytes:
         """The bytes that can follow ``state``, ascending."""
