@@ -67,8 +67,18 @@ SCALAR_TAIL = 8
 """Walks finish token by token once this few tokens remain (saves numpy calls per column)."""
 
 LOOP_RANKS = 4096
-"""Walks over more tokens than this first accept, without walking them, the tokens made only
-of bytes that lead the start state back to itself (string bodies, runs of spaces)."""
+"""Walks over more tokens than this accept, without walking them, the tokens whose bytes from
+column ``k < LOOP_COLUMNS`` on all lead their state at ``k`` back to itself (string bodies, runs
+of spaces: after a key's first bytes, most tokens)."""
+
+LOOP_COLUMNS = 3
+"""Columns before which walks look for tokens that only loop (see :data:`LOOP_RANKS`)."""
+
+LOOP_MIN_RANKS = 64
+"""States holding fewer tokens at a column are not checked for loops..."""
+
+LOOP_SHARE = 16
+"""... nor those holding less than this fraction of them."""
 
 PRUNE_GROUPS = 256
 """Groups of one first byte class beyond which :meth:`StateAutomaton.candidate_groups` keeps
@@ -119,8 +129,10 @@ class StateAutomaton:
         self.partition = partition
         self.horizon = int(index.columns.shape[0]) + 1
         """Bytes a key must keep exact: one more than the longest token."""
+        self._suffixes = SuffixClasses(partition, index)
         self._signatures: dict[tuple[int, tuple[tuple[int, int], ...], Follow | None], int] = {}
         self._scannable: dict[int, npt.NDArray[np.bool_]] = {}
+        self._rows: dict[int, npt.NDArray[np.int64]] = {}
         self.epoch = -1
         """How many times the automaton started afresh (state numbers of another epoch mean
         other states)."""
@@ -136,6 +148,7 @@ class StateAutomaton:
         self._rescuable = np.zeros((64, 256), dtype=np.bool_)
         self._frame_keys: dict[Frame, int] = {}
         self._loops: dict[int, int] = {}
+        self._settlings: dict[int, tuple[int, int] | None] = {}
 
     @property
     def nbytes(self) -> int:
@@ -276,10 +289,25 @@ class StateAutomaton:
         return memo[frame]
 
     def _step(self, number: int, byte: int) -> None:
-        """Fill the table entries of ``number`` for every byte of ``byte``'s class."""
+        """Fill the table entries of ``number`` for every byte that leads each group of state
+        ``number`` to the same configuration as ``byte`` does: a parser step depends only on
+        those configurations, so one step serves them all (a string body's characters are one
+        step, however many byte classes the grammar's other rules split them into)."""
         after = self.core.advance(self._states[number], bytes((byte,)))
         target = -1 if after is None else self.number(after)
-        self._table[number, self.partition.same_class[byte]] = target
+        alike: npt.NDArray[np.bool_] | None = None
+        for _, config in self._states[number].groups:
+            row = self._row(config)
+            same = row == row[byte]
+            alike = same if alike is None else alike & same
+        self._table[number, alike] = target
+
+    def _row(self, config: int) -> npt.NDArray[np.int64]:
+        """The configuration each byte leads ``config`` to (``-1``: rejected), as an array."""
+        found = self._rows.get(config)
+        if found is None:
+            found = self._rows[config] = np.asarray(self.core.byte_row(config), dtype=np.int64)
+        return found
 
     # -- walks -----------------------------------------------------------------------------------
     def walk(self, start: int, ranks: npt.NDArray[np.int64]) -> Walk:
@@ -303,27 +331,24 @@ class StateAutomaton:
             state = self._states[start]
             self._reset()
             start = self.number(state)
+        out: _Parts = ([], [], [])
+        self._walk_columns(0, ranks, np.full(len(ranks), start, dtype=np.int64), out)
+        return Walk(*(_joined(part) for part in out))
+
+    def _walk_columns(self, first: int, ranks: npt.NDArray[np.int64],
+                      current: npt.NDArray[np.int64], out: _Parts) -> None:
+        """Walk ``ranks`` from column ``first`` on, each from its state in ``current``."""
         columns = self._index.columns
-        accepted: list[npt.NDArray[np.int64]] = []
-        failed: list[npt.NDArray[np.int64]] = []
-        arrived: list[npt.NDArray[np.int64]] = []
-        loop = (self._loop_classes(start)
-                if len(ranks) > LOOP_RANKS and self.partition.num_classes <= 64 else 0)
-        sets = self.partition.class_sets_of(ranks) if loop else None
-        if sets is not None:
-            inside = (sets & np.uint64(~loop & (1 << 64) - 1)) == 0
-            accepted.append(ranks[inside])
-            arrived.append(np.full(int(inside.sum()), start, dtype=np.int64))
-            ranks = ranks[~inside]
+        accepted, failed, arrived = out
         lengths = self._index.lengths[ranks].astype(
             np.int16 if columns.shape[0] < 1 << 15 else np.int32)
         by_length = np.argsort(lengths, kind="stable")  # a radix sort (16 bits): the tokens
         ranks, lengths = ranks[by_length], lengths[by_length]  # ending at a column come first
-        current = np.full(len(ranks), start, dtype=np.int64)
+        current = current[by_length]
         passed = np.zeros(len(ranks), dtype=np.bool_)
-        for k in range(columns.shape[0] + 1):
+        for k in range(first, columns.shape[0] + 1):
             if len(ranks) <= SCALAR_TAIL:
-                self._finish(k, ranks, current, passed, (accepted, failed, arrived))
+                self._finish(k, ranks, current, passed, out)
                 break
             ending = int(np.searchsorted(lengths, k, side="right"))
             if ending:
@@ -333,6 +358,18 @@ class StateAutomaton:
                     passed[ending:], lengths[ending:]
             if not len(ranks):
                 break
+            if k < LOOP_COLUMNS and len(ranks) > LOOP_RANKS:
+                settled = self._settled(k, ranks, current)
+                if settled is not None:
+                    inside, ending_in = settled
+                    accepted.append(ranks[inside])
+                    arrived.append(ending_in[inside])
+                    outside = ~inside
+                    ranks, current, passed, lengths = ranks[outside], current[outside], \
+                        passed[outside], lengths[outside]
+                    if len(ranks) <= SCALAR_TAIL:
+                        self._finish(k, ranks, current, passed, out)
+                        break
             pairs = current * 256 + columns[k, ranks]
             if k:
                 passed |= self._rescuable.reshape(-1)[pairs]
@@ -348,7 +385,56 @@ class StateAutomaton:
                 ranks, following, passed, lengths = ranks[live], following[live], passed[live], \
                     lengths[live]
             current = following.astype(np.int64)
-        return Walk(_joined(accepted), _joined(failed), _joined(arrived))
+
+    def _settled(self, k: int, ranks: npt.NDArray[np.int64], current: npt.NDArray[np.int64]
+                 ) -> tuple[npt.NDArray[np.bool_], npt.NDArray[np.int64]] | None:
+        """Which of ``ranks``, in states ``current`` before their byte ``k``, are accepted
+        because every byte from there on settles in a loop (:meth:`_settling`), and the
+        states they end in; ``None`` if no state holding many of them settles."""
+        counts = np.bincount(current)
+        hubs = np.flatnonzero(counts >= max(LOOP_MIN_RANKS, len(ranks) // LOOP_SHARE))
+        inside: npt.NDArray[np.bool_] | None = None
+        ending = current
+        for state in hubs.tolist():
+            settling = self._settling(state)
+            if settling is None:
+                continue
+            classes, target = settling
+            at = np.flatnonzero(current == state)
+            at = at[self._suffixes.within(k, ranks[at], classes)]
+            if inside is None:
+                inside = np.zeros(len(ranks), dtype=np.bool_)
+                ending = current.copy()
+            inside[at] = True
+            ending[at] = target
+        return None if inside is None else (inside, ending)
+
+    def _settling(self, number: int) -> tuple[int, int] | None:
+        """``(classes, target)``: the byte classes that lead state ``number`` to the state
+        ``target`` most of its bytes lead to and that ``target`` loops on (bit ``c`` for class
+        ``c``), if any: a token whose bytes all have these classes is accepted and ends in
+        ``target`` (``number`` itself for a string body; its state after the first character
+        after a key's declared prefix)."""
+        if number not in self._settlings:
+            found = None
+            loop = self._loop_classes(number)
+            if loop:
+                found = (loop, number)
+            else:
+                row = self._table[number]
+                targets = row[row >= 0]
+                if len(targets):
+                    values, counts = np.unique(targets, return_counts=True)
+                    target = int(values[np.argmax(counts)])
+                    classes = self.partition.classes
+                    leading = 0
+                    for c in np.unique(classes[row == target]).tolist():
+                        leading |= 1 << c
+                    leading &= self._loop_classes(target)
+                    if leading:
+                        found = (leading, target)
+            self._settlings[number] = found
+        return self._settlings[number]
 
     def _loop_classes(self, number: int) -> int:
         """The byte classes leading state ``number`` back to itself (bit ``c`` for class
@@ -404,6 +490,64 @@ class StateAutomaton:
             if table[pair >> 8, pair & 255] == UNKNOWN:
                 self._step(pair >> 8, pair & 255)
                 table = self._table
+
+
+class SuffixClasses:
+    """Per token, the byte classes of its bytes from column ``k`` on, for ``k`` below
+    :data:`LOOP_COLUMNS` (bit ``c % 64`` of word ``c // 64`` for class ``c``); kept per group
+    of the partition once it is grouped (its tokens have the same classes), computed for the
+    ranks asked before that."""
+
+    def __init__(self, partition: TokenPartition, index: TokenIndex):
+        self._partition = partition
+        self._index = index
+        self.words = (partition.num_classes + 63) // 64
+        self._per_group: npt.NDArray[np.uint64] | None = None
+
+    def within(self, k: int, ranks: npt.NDArray[np.int64], classes: int
+               ) -> npt.NDArray[np.bool_]:
+        """Whether each token's bytes from column ``k`` on all have one of ``classes`` (bit
+        ``c`` for class ``c``)."""
+        partition = self._partition
+        if partition.is_grouped:
+            if self._per_group is None:
+                self._per_group = self._computed(partition.representative)
+            sets, rows = self._per_group[k], partition.group_of[ranks]
+        else:
+            sets, rows = self._computed(ranks)[k], np.arange(len(ranks))
+        outside = np.zeros(len(ranks), dtype=np.bool_)
+        for w in range(self.words):
+            other = ~np.uint64((classes >> (64 * w)) & ((1 << 64) - 1))
+            if other:
+                outside |= (sets[w][rows] & other) != 0
+        return ~outside
+
+    def _computed(self, ranks: npt.NDArray[np.int64]) -> npt.NDArray[np.uint64]:
+        """``[LOOP_COLUMNS, words, len(ranks)]``."""
+        classes = self._partition.classes
+        word = classes // 64
+        bit = np.left_shift(np.uint64(1), (classes % 64).astype(np.uint64))
+        columns = self._index.columns
+        lengths = self._index.lengths[ranks]
+        by_length = np.argsort(-lengths, kind="stable")
+        longer = np.searchsorted(-lengths[by_length], -np.arange(columns.shape[0]),
+                                 side="left")  # longer[k]: how many tokens have more than k bytes
+        sets = np.zeros((self.words, len(ranks)), dtype=np.uint64)
+        found = np.zeros((LOOP_COLUMNS, self.words, len(ranks)), dtype=np.uint64)
+        for k in range(columns.shape[0] - 1, -1, -1):
+            alive = by_length[: longer[k]]
+            if len(alive):
+                byte = columns[k, ranks[alive]]
+                sets[word[byte], alive] |= bit[byte]
+            if k < LOOP_COLUMNS:
+                found[k] = sets
+        return found
+
+
+_Parts = tuple[list[npt.NDArray[np.int64]], list[npt.NDArray[np.int64]],
+               list[npt.NDArray[np.int64]]]
+"""Accepted ranks, ranks failed after a rescuable pair, and the states accepted ranks end in,
+as lists of arrays to join."""
 
 
 def _joined(parts: list[npt.NDArray[np.int64]]) -> npt.NDArray[np.int64]:
