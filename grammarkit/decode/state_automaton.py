@@ -148,7 +148,7 @@ class StateAutomaton:
         self._rescuable = np.zeros((64, 256), dtype=np.bool_)
         self._frame_keys: dict[Frame, int] = {}
         self._loops: dict[int, int] = {}
-        self._settlings: dict[int, tuple[int, int] | None] = {}
+        self._settlings: dict[int, tuple[npt.NDArray[np.bool_], int, int] | None] = {}
 
     @property
     def nbytes(self) -> int:
@@ -389,7 +389,7 @@ class StateAutomaton:
     def _settled(self, k: int, ranks: npt.NDArray[np.int64], current: npt.NDArray[np.int64]
                  ) -> tuple[npt.NDArray[np.bool_], npt.NDArray[np.int64]] | None:
         """Which of ``ranks``, in states ``current`` before their byte ``k``, are accepted
-        because every byte from there on settles in a loop (:meth:`_settling`), and the
+        because their bytes from there on settle in a loop (:meth:`_settling`), and the
         states they end in; ``None`` if no state holding many of them settles."""
         counts = np.bincount(current)
         hubs = np.flatnonzero(counts >= max(LOOP_MIN_RANKS, len(ranks) // LOOP_SHARE))
@@ -397,11 +397,16 @@ class StateAutomaton:
         ending = current
         for state in hubs.tolist():
             settling = self._settling(state)
-            if settling is None:
+            if settling is None or settling[2] != state and k + 1 >= LOOP_COLUMNS:
                 continue
-            classes, target = settling
+            leading, loop, target = settling
             at = np.flatnonzero(current == state)
-            at = at[self._suffixes.within(k, ranks[at], classes)]
+            if target == state:
+                at = at[self._suffixes.within(k, ranks[at], loop)]
+            else:
+                first = self.partition.classes[self._index.columns[k, ranks[at]]]
+                at = at[leading[first]]
+                at = at[self._suffixes.within(k + 1, ranks[at], loop)]
             if inside is None:
                 inside = np.zeros(len(ranks), dtype=np.bool_)
                 ending = current.copy()
@@ -409,30 +414,29 @@ class StateAutomaton:
             ending[at] = target
         return None if inside is None else (inside, ending)
 
-    def _settling(self, number: int) -> tuple[int, int] | None:
-        """``(classes, target)``: the byte classes that lead state ``number`` to the state
-        ``target`` most of its bytes lead to and that ``target`` loops on (bit ``c`` for class
-        ``c``), if any: a token whose bytes all have these classes is accepted and ends in
-        ``target`` (``number`` itself for a string body; its state after the first character
-        after a key's declared prefix)."""
+    def _settling(self, number: int) -> tuple[npt.NDArray[np.bool_], int, int] | None:
+        """``(leading, loop, target)``: ``target`` is ``number`` if it loops, else the state
+        most of its bytes lead to, if that loops; ``leading[c]`` tells whether class ``c``
+        leads ``number`` to ``target`` and ``loop`` holds the classes ``target`` loops on (bit
+        ``c`` for class ``c``). A token whose next byte leads there and every later byte loops
+        is accepted and ends in ``target`` (``number`` itself in a string body; the state after
+        the first character off a key's declared prefix)."""
         if number not in self._settlings:
             found = None
+            classes = self.partition.classes
             loop = self._loop_classes(number)
-            if loop:
-                found = (loop, number)
-            else:
-                row = self._table[number]
+            row = self._table[number]
+            target = number
+            if not loop:
                 targets = row[row >= 0]
                 if len(targets):
                     values, counts = np.unique(targets, return_counts=True)
                     target = int(values[np.argmax(counts)])
-                    classes = self.partition.classes
-                    leading = 0
-                    for c in np.unique(classes[row == target]).tolist():
-                        leading |= 1 << c
-                    leading &= self._loop_classes(target)
-                    if leading:
-                        found = (leading, target)
+                    loop = self._loop_classes(target)
+            if loop:
+                leading = np.zeros(self.partition.num_classes, dtype=np.bool_)
+                leading[classes[row == target]] = True
+                found = (leading, loop, target)
             self._settlings[number] = found
         return self._settlings[number]
 
