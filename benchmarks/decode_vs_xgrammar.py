@@ -48,6 +48,11 @@ engines), which other jobs on a busy machine disturb far less."""
 def _schemas() -> dict[str, dict[str, object]]:
     wide = {f"field_{i}": {"type": "string", "maxLength": 12} if i % 3 else {"type": "integer"}
             for i in range(50)}
+    labels = {"type": "object", "additionalProperties": {"type": "string"}}
+    keys = {prefix + suffix: ({"type": "string"}, {"type": "integer"}, labels)[i % 3]
+            for i, (prefix, suffix) in enumerate(
+                (p, s) for p in ("image", "name", "node", "read", "service", "volume", "run")
+                for s in ("", "Policy", "Selector", "Name", "Mounts", "Context", "Probe", "Only"))}
     return {
         "schema-person": {"type": "object", "properties": {
             "name": {"type": "string", "maxLength": 20}, "age": {"type": "integer"},
@@ -59,6 +64,8 @@ def _schemas() -> dict[str, dict[str, object]]:
             "required": ["color", "ok", "scores"], "additionalProperties": False},
         "schema-50-properties": {"type": "object", "properties": wide, "required": list(wide),
                                  "additionalProperties": False},
+        # Kubernetes' shape: many optional keys sharing prefixes, any other key allowed
+        "schema-open-keys": {"type": "object", "properties": keys},
     }
 
 

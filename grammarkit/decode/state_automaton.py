@@ -148,6 +148,7 @@ class StateAutomaton:
         self._rescuable = np.zeros((64, 256), dtype=np.bool_)
         self._frame_keys: dict[Frame, int] = {}
         self._loops: dict[int, int] = {}
+        self._closing: dict[int, bool] = {}
         self._settlings: dict[int, tuple[npt.NDArray[np.bool_], int, int] | None] = {}
 
     @property
@@ -402,17 +403,61 @@ class StateAutomaton:
             leading, loop, target = settling
             at = np.flatnonzero(current == state)
             if target == state:
-                at = at[self._suffixes.within(k, ranks[at], loop)]
+                at = at[self._loops_from(k, ranks[at], target, loop)]
             else:
                 first = self.partition.classes[self._index.columns[k, ranks[at]]]
                 at = at[leading[first]]
-                at = at[self._suffixes.within(k + 1, ranks[at], loop)]
+                at = at[self._loops_from(k + 1, ranks[at], target, loop)]
             if inside is None:
                 inside = np.zeros(len(ranks), dtype=np.bool_)
                 ending = current.copy()
             inside[at] = True
             ending[at] = target
         return None if inside is None else (inside, ending)
+
+    def _loops_from(self, k: int, ranks: npt.NDArray[np.int64], number: int, loop: int
+                    ) -> npt.NDArray[np.bool_]:
+        """Whether each token's bytes from column ``k`` on lead state ``number`` back to
+        itself: each byte has a class in ``loop``, the classes ``number`` loops on, or (if
+        every multi-byte character leads ``number`` back to itself and no class of ``loop``
+        mixes parts of UTF-8 sequences) they are whole characters, each one-byte one in
+        ``loop``. Tokens of a group follow the same path through the automaton and, on these
+        classes, split into the same characters, so the group's representative tells."""
+        suffixes = self._suffixes
+        inside = suffixes.within(k, ranks, loop)
+        if not loop & suffixes.mixed and self._closes_characters(number) and not inside.all():
+            inside |= (suffixes.within(k, ranks, loop | suffixes.multibyte)
+                       & suffixes.whole_characters(k, ranks))
+        return inside
+
+    def _closes_characters(self, number: int) -> bool:
+        """Whether every valid multi-byte UTF-8 character leads state ``number`` back to
+        itself (a string body that takes any non-ASCII character), on bytes of classes that
+        tell UTF-8 sequences apart (:attr:`SuffixClasses.multibyte`)."""
+        found = self._closing.get(number)
+        if found is None:
+            found = True
+            multibyte = self._suffixes.multibyte
+            representatives = [int(self.partition.class_bytes[c])
+                               for c in range(self.partition.num_classes) if multibyte >> c & 1]
+            pending, seen = [(0, number)], {(0, number)}
+            while pending and found:
+                position, state = pending.pop()
+                for byte in representatives:
+                    following = int(_UTF8[position, byte])
+                    if following < 0:
+                        continue
+                    if self._table[state, byte] == UNKNOWN:
+                        self._step(state, byte)
+                    after = int(self._table[state, byte])
+                    if after < 0 or following == 0 and after != number:
+                        found = False
+                        break
+                    if following and (following, after) not in seen:
+                        seen.add((following, after))
+                        pending.append((following, after))
+            self._closing[number] = found
+        return found
 
     def _settling(self, number: int) -> tuple[npt.NDArray[np.bool_], int, int] | None:
         """``(leading, loop, target)``: ``target`` is ``number`` if it loops, else the state
@@ -507,6 +552,44 @@ class SuffixClasses:
         self._index = index
         self.words = (partition.num_classes + 63) // 64
         self._per_group: npt.NDArray[np.uint64] | None = None
+        self._whole: npt.NDArray[np.bool_] | None = None
+        classes = partition.classes
+        uniform = [bool((_UTF8[:, classes == c] == _UTF8[:, [int(partition.class_bytes[c])]])
+                        .all()) for c in range(partition.num_classes)]
+        high = [bool((np.flatnonzero(classes == c) >= 0x80).any())
+                for c in range(partition.num_classes)]
+        self.multibyte = sum(1 << c for c in range(partition.num_classes)
+                             if uniform[c] and int(partition.class_bytes[c]) >= 0x80)
+        """The classes of bytes >= 0x80 whose bytes play one part in UTF-8 sequences (so a
+        class sequence tells whether its bytes are whole characters)."""
+        self.mixed = sum(1 << c for c in range(partition.num_classes)
+                         if high[c] and not uniform[c])
+        """The classes holding bytes >= 0x80 that play different parts."""
+
+    def whole_characters(self, k: int, ranks: npt.NDArray[np.int64]) -> npt.NDArray[np.bool_]:
+        """Whether each token's bytes from column ``k`` on are whole UTF-8 characters (read
+        from each group's representative: meaningful for tokens whose non-ASCII bytes are
+        all of :attr:`multibyte` classes)."""
+        partition = self._partition
+        if partition.is_grouped:
+            if self._whole is None:
+                self._whole = self._whole_characters(partition.representative)
+            return self._whole[k][partition.group_of[ranks]]
+        return self._whole_characters(ranks)[k]
+
+    def _whole_characters(self, ranks: npt.NDArray[np.int64]) -> npt.NDArray[np.bool_]:
+        """``[LOOP_COLUMNS, len(ranks)]``."""
+        columns, lengths = self._index.columns, self._index.lengths[ranks]
+        found = np.zeros((LOOP_COLUMNS, len(ranks)), dtype=np.bool_)
+        for k in range(LOOP_COLUMNS):
+            state = np.zeros(len(ranks), dtype=np.int64)
+            for column in range(k, columns.shape[0]):
+                alive = np.flatnonzero((lengths > column) & (state >= 0))
+                if not len(alive):
+                    break
+                state[alive] = _UTF8[state[alive], columns[column, ranks[alive]]]
+            found[k] = (state == 0) & (lengths > k)
+        return found
 
     def within(self, k: int, ranks: npt.NDArray[np.int64], classes: int
                ) -> npt.NDArray[np.bool_]:
@@ -547,6 +630,30 @@ class SuffixClasses:
                 found[k] = sets
         return found
 
+
+def _utf8_table() -> npt.NDArray[np.int64]:
+    """``[position, byte]``: the UTF-8 decoder's next position (0: between characters; 1-7:
+    inside one, by what may follow) or ``-1`` (invalid)."""
+    table = np.full((8, 256), -1, dtype=np.int64)
+    table[0, :0x80] = 0
+    table[0, 0xC2:0xE0] = 1
+    table[0, 0xE0] = 3
+    table[0, 0xE1:0xED] = table[0, 0xEE:0xF0] = 2
+    table[0, 0xED] = 4
+    table[0, 0xF0] = 5
+    table[0, 0xF1:0xF4] = 6
+    table[0, 0xF4] = 7
+    table[1, 0x80:0xC0] = 0
+    table[2, 0x80:0xC0] = 1
+    table[3, 0xA0:0xC0] = 1
+    table[4, 0x80:0xA0] = 1
+    table[5, 0x90:0xC0] = 2
+    table[6, 0x80:0xC0] = 2
+    table[7, 0x80:0x90] = 2
+    return table
+
+
+_UTF8 = _utf8_table()
 
 _Parts = tuple[list[npt.NDArray[np.int64]], list[npt.NDArray[np.int64]],
                list[npt.NDArray[np.int64]]]
