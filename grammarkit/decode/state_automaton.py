@@ -16,11 +16,23 @@ promises the same continuations up to that many bytes, which is all a mask or a 
 looks at, so the middle of ``[a-z]{0,100000}`` is one state and one cached mask.
 
 Byte steps between numbers are computed with the recognizer the first time they are needed and
-kept in a dense ``[states, 256]`` table (one step fills a byte's whole class); a token walk
-then runs every candidate token through the table column by column, like a byte DFA, and only
-unseen ``(state, byte)`` pairs cost a parser step. Because the table is shared by all masks of a grammar, tokens sharing a prefix
-share its steps within one mask (a token-trie walk) and across masks. Only one token per group
-of a :class:`~grammarkit.decode.token_partition.TokenPartition` is walked.
+kept in a dense ``[states, 256]`` table; one step fills every byte that leads each group of the
+state to the same configuration (a parser step depends on nothing else), so a string body's
+characters cost one step however many byte classes the grammar's other rules split them into.
+A token walk then runs every candidate token through the table column by column, like a byte
+DFA, and only unseen ``(state, byte)`` pairs cost a parser step. Because the table is shared by
+all masks of a grammar, tokens sharing a prefix share its steps within one mask (a token-trie
+walk) and across masks. Only one token per group of a
+:class:`~grammarkit.decode.token_partition.TokenPartition` is walked.
+
+Tokens that *settle* are accepted without being walked: in the first columns of a large walk,
+a token in a state that loops (a string body), or whose next byte leads its state to the loop
+most of its bytes lead to (the first character off a key's declared prefix), is accepted there
+if every later byte loops, or if its later bytes are whole UTF-8 characters, each one-byte one
+looping, and every multi-byte character leads the loop back to itself. Byte classes tell this
+per token group (:class:`SuffixClasses`), so a JSON key or string state walks only the tokens
+that start with a declared key's next letter or hold a quote, a backslash or a broken
+character.
 
 *Local* states support :mod:`grammarkit.decode.token_classes`: one group parsed on its own (with
 the rules it calls), over a *bottom* frame that predicted the same configuration as the group's
