@@ -371,7 +371,7 @@ class StateAutomaton:
                     passed[ending:], lengths[ending:]
             if not len(ranks):
                 break
-            if k < LOOP_COLUMNS and len(ranks) > LOOP_RANKS:
+            if k < LOOP_COLUMNS and len(ranks) > LOOP_RANKS and self.partition.is_grouped:
                 settled = self._settled(k, ranks, current)
                 if settled is not None:
                     inside, ending_in = settled
@@ -579,9 +579,9 @@ class SuffixClasses:
         """The classes holding bytes >= 0x80 that play different parts."""
 
     def whole_characters(self, k: int, ranks: npt.NDArray[np.int64]) -> npt.NDArray[np.bool_]:
-        """Whether each token's bytes from column ``k`` on are whole UTF-8 characters (read
-        from each group's representative: meaningful for tokens whose non-ASCII bytes are
-        all of :attr:`multibyte` classes)."""
+        """Whether each token's bytes from column ``k`` on are whole UTF-8 characters, and so
+        are those before (read from each group's representative: meaningful for tokens whose
+        non-ASCII bytes are all of :attr:`multibyte` classes)."""
         partition = self._partition
         if partition.is_grouped:
             if self._whole is None:
@@ -590,18 +590,25 @@ class SuffixClasses:
         return self._whole_characters(ranks)[k]
 
     def _whole_characters(self, ranks: npt.NDArray[np.int64]) -> npt.NDArray[np.bool_]:
-        """``[LOOP_COLUMNS, len(ranks)]``."""
+        """``[LOOP_COLUMNS, len(ranks)]``: valid UTF-8, longer than ``k`` bytes, with a
+        character boundary at ``k``."""
         columns, lengths = self._index.columns, self._index.lengths[ranks]
-        found = np.zeros((LOOP_COLUMNS, len(ranks)), dtype=np.bool_)
-        for k in range(LOOP_COLUMNS):
-            state = np.zeros(len(ranks), dtype=np.int64)
-            for column in range(k, columns.shape[0]):
-                alive = np.flatnonzero((lengths > column) & (state >= 0))
-                if not len(alive):
-                    break
-                state[alive] = _UTF8[state[alive], columns[column, ranks[alive]]]
-            found[k] = (state == 0) & (lengths > k)
-        return found
+        by_length = np.argsort(-lengths, kind="stable")
+        longer = np.searchsorted(-lengths[by_length], -np.arange(columns.shape[0]),
+                                 side="left")  # longer[k]: how many tokens have more than k bytes
+        table = np.where(_UTF8 < 0, len(_UTF8), _UTF8)
+        table = np.vstack([table, np.full(256, len(_UTF8))])  # invalid: a sink
+        state = np.zeros(len(ranks), dtype=np.int64)
+        boundary = np.zeros((LOOP_COLUMNS, len(ranks)), dtype=np.bool_)
+        boundary[0] = True
+        for k in range(columns.shape[0]):
+            alive = by_length[: longer[k]]
+            if not len(alive):
+                break
+            state[alive] = table[state[alive], columns[k, ranks[alive]]]
+            if k + 1 < LOOP_COLUMNS:
+                boundary[k + 1] = state == 0
+        return boundary & (state == 0) & (lengths > np.arange(LOOP_COLUMNS)[:, None])
 
     def within(self, k: int, ranks: npt.NDArray[np.int64], classes: int
                ) -> npt.NDArray[np.bool_]:
@@ -624,22 +631,23 @@ class SuffixClasses:
     def _computed(self, ranks: npt.NDArray[np.int64]) -> npt.NDArray[np.uint64]:
         """``[LOOP_COLUMNS, words, len(ranks)]``."""
         classes = self._partition.classes
-        word = classes // 64
-        bit = np.left_shift(np.uint64(1), (classes % 64).astype(np.uint64))
         columns = self._index.columns
         lengths = self._index.lengths[ranks]
         by_length = np.argsort(-lengths, kind="stable")
         longer = np.searchsorted(-lengths[by_length], -np.arange(columns.shape[0]),
                                  side="left")  # longer[k]: how many tokens have more than k bytes
-        sets = np.zeros((self.words, len(ranks)), dtype=np.uint64)
         found = np.zeros((LOOP_COLUMNS, self.words, len(ranks)), dtype=np.uint64)
-        for k in range(columns.shape[0] - 1, -1, -1):
-            alive = by_length[: longer[k]]
-            if len(alive):
-                byte = columns[k, ranks[alive]]
-                sets[word[byte], alive] |= bit[byte]
-            if k < LOOP_COLUMNS:
-                found[k] = sets
+        for w in range(self.words):
+            bits = np.where(classes // 64 == w,
+                            np.left_shift(np.uint64(1), (classes % 64).astype(np.uint64)),
+                            np.uint64(0))
+            sets = np.zeros(len(ranks), dtype=np.uint64)
+            for k in range(columns.shape[0] - 1, -1, -1):
+                alive = by_length[: longer[k]]
+                if len(alive):
+                    sets[alive] |= bits[columns[k, ranks[alive]]]
+                if k < LOOP_COLUMNS:
+                    found[k, w] = sets
         return found
 
 
