@@ -128,7 +128,8 @@ def test_states_accepting_the_same_strings_are_one_rule() -> None:
         taken.add(name)
         return name
 
-    shared = SharedStates(fresh, rules.extend)
+    shared = SharedStates(fresh, lambda: fresh("s."),
+                          lambda added: rules.extend(rule for rule, _ in added))
     lowercase = dfa_from_expr(ast.Repeat(ast.CharClass(((97, 122),)), 1, None, "+"))
 
     def spell(ranges: tuple[tuple[int, int], ...]) -> ast.Expr:

@@ -214,9 +214,9 @@ def _dfa_expr(dfa: DFA, emitter: Emitter, name: str) -> ast.Expr:
     if repetition is not None:
         ranges, low, high = repetition
         return repeat(emitter.char(ranges), low, high)
-    shared = emitter.memo("shared dfa states",
-                          lambda: SharedStates(emitter.fresh_name, emitter.add_rules))
-    return shared.expr(dfa, name, emitter.char)
+    shared = emitter.memo("shared dfa states", lambda: SharedStates(
+        emitter.fresh_name, lambda: emitter.numbered_name("s"), emitter.add_productive_rules))
+    return shared.expr(dfa, name, lambda ranges: emitter.char(ranges, share=True))
 
 
 def _as_repetition(dfa: DFA) -> tuple[Ranges, int, int | None] | None:
