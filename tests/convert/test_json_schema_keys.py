@@ -18,7 +18,12 @@ from typing import Any
 import pytest
 
 from grammarkit import Grammar
-from grammarkit.convert.json_schema.automata import dfa_from_expr, excluded_words_dfa, intersect
+from grammarkit.convert.json_schema.automata import (
+    DFA,
+    dfa_from_expr,
+    excluded_words_dfa,
+    intersect,
+)
 from grammarkit.convert.json_schema.shared_states import SharedStates
 from grammarkit.ebnf import ast
 from grammarkit.ebnf.printer import print_grammar
@@ -146,6 +151,30 @@ def test_states_accepting_the_same_strings_are_one_rule() -> None:
         for word in ["alphaone", "betatwo", "gammathree", "alphaon", "betatwox", "zeta", "a"]:
             assert language.matches(word) == (word not in excluded), (excluded, word)
         assert not language.matches("") and not language.matches("Alpha")
+
+
+
+def test_states_that_accept_nothing_get_no_rule() -> None:
+    """A product's states from which no string is accepted are left out, and every rule
+    written is reported with the rules it refers to (pruning takes them without walking)."""
+    added: list[tuple[ast.Rule, tuple[str, ...]]] = []
+    names = iter(f"s.{i}" for i in itertools.count(1))
+    shared = SharedStates(lambda base: base, lambda: next(names), added.extend)
+    # "a" then digits, or "b" then a state that loops forever without accepting.
+    dead_end = DFA(0, frozenset({1}), (
+        ((((97, 97),), 1), (((98, 98),), 2)),
+        ((((48, 57),), 1),),
+        ((((0, 0x10FFFF),), 2),),
+    ))
+    start = shared.expr(dead_end, "k", lambda ranges: ast.CharClass(ranges))
+    rules = [rule for rule, _ in added]
+    assert [rule.name for rule in rules] == ["k", "s.1"]
+    for rule, references in added:
+        assert set(references) == {node.name for node in ast.walk(rule.body)
+                                   if isinstance(node, ast.RuleRef)}
+    language = _language(start, rules)
+    assert language.matches("a") and language.matches("a42")
+    assert not language.matches("b") and not language.matches("b1") and not language.matches("")
 
 
 # -- oneOf branches told apart by a constant (template.json's postActions) ------------------------

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable
 
-from grammarkit.convert.json_schema.digits import choice, is_nothing, sequence
+from grammarkit.convert.json_schema.digits import choice, prefixed, sequence
 from grammarkit.ebnf import ast
 
 MAX_INLINE_NODES = 2000
@@ -93,7 +93,7 @@ def _merged(
         alternatives = [end] if ends else []
         size = 1
         for target, chars in continuations:
-            alternatives.append(_prefixed(spell(chars), exprs[target]))
+            alternatives.append(prefixed([spell(chars)], exprs[target]))
             size += sizes[target] + 1
         expr = choice(alternatives)
         if size > MAX_INLINE_NODES or (uses[cls] > 1 and size > SHARED_SUFFIX_NODES):
@@ -102,20 +102,3 @@ def _merged(
         sizes.append(size)
     return exprs[class_of[0]]
 
-
-def _prefixed(head: ast.Expr, tail: ast.Expr) -> ast.Expr:
-    """``sequence([head, tail])`` for a ``tail`` that :func:`sequence` built: only the seam is
-    normalized and ``tail``'s other items are copied as they are, instead of walked again item
-    by item (a long word's chain was walked once per character)."""
-    if not isinstance(tail, ast.Sequence):
-        return sequence([head, tail])
-    first = sequence([head, tail.items[0]])
-    if is_nothing(first):
-        return first
-    if isinstance(first, ast.Sequence):
-        items = first.items + tail.items[1:]
-    elif first == ast.Literal(""):
-        items = tail.items[1:]
-    else:
-        items = (first, *tail.items[1:])
-    return items[0] if len(items) == 1 else ast.Sequence(items)
