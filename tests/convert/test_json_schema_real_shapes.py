@@ -183,15 +183,21 @@ def test_one_of_without_a_discriminator_still_compares_branches() -> None:
                    {"kind": "c", "n": 1}, {"kind": "c"}) == [True, True, False, True, False]
 
 
-def _products(monkeypatch: Any) -> list[tuple[DFA, DFA]]:
-    """The automaton products string constraints build from now on (recorded)."""
-    found: list[tuple[DFA, DFA]] = []
+def _products(monkeypatch: Any) -> list[tuple[DFA, Any]]:
+    """The automaton products string constraints build from now on (recorded): with another
+    automaton, or with the strings other than some words."""
+    found: list[tuple[DFA, Any]] = []
 
     def counted(a: DFA, b: DFA) -> DFA:
         found.append((a, b))
         return automata.intersect(a, b)
 
+    def counted_words(a: DFA, words: Any) -> DFA:
+        found.append((a, words))
+        return automata.without_words(a, words)
+
     monkeypatch.setattr(strings_module, "intersect", counted)
+    monkeypatch.setattr(strings_module, "without_words", counted_words)
     return found
 
 
