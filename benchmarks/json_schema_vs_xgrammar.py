@@ -54,10 +54,11 @@ from grammarkit.diagnostics import Severity
 SCHEMAS = Path(__file__).resolve().parent / "schemas"
 
 SCHEMASTORE_SLOW = (
-    "vector", "template", "utcm-monitor", "mongodb-atlas-search-index-definition",
+    "vector", "template", "utcm-monitor", "vega", "partial-eslint-plugins",
     "venvironment-schema-v5.0.0", "jfrog-pipelines", "metricshub-connector", "cloudify",
-    "loki", "tslint", "claude-code-settings", "app-config", "jreleaser-1.7.0", "detekt-1.22.0",
-    "hugo", "winget-pkgs-singleton-1.0.0",
+    "loki", "tslint", "claude-code-settings", "app-config", "jreleaser-1.18.0", "detekt-1.22.0",
+    "hugo", "winget-pkgs-singleton-1.0.0", "metaschema-draft-07-unofficial-strict",
+    "apollo-router-2.9.0", "clang-format-21.x",
 )
 """SchemaStore schemas that took 0.4 s or more to convert (issue 12, item 15)."""
 
