@@ -175,6 +175,26 @@ def test_a_chain_of_unions_becomes_one_choice() -> None:
     assert not any(automata[compiled.rule_names.index("r0")].call_edges)
 
 
+def test_a_chain_of_optional_members_keeps_its_continuations_as_calls() -> None:
+    # an object's optional properties in schema order: each continuation is called after its
+    # member and is a bare alternative too; merging it would put every later member into each
+    # rule's union (quadratic), and the continuation is built anyway
+    n = 200
+    rules = [f'after{k} ::= "," "k{k + 1}" ":" [0-9]+ after{k + 1} | after{k + 1}'
+             for k in range(n)]
+    text = "\n".join(['root ::= "{" "k0" ":" [0-9]+ after0 "}"', *rules, f'after{n} ::= ""'])
+    g = Grammar.from_ebnf(text)
+    matcher = _xgrammar(text)
+    for data in [b"{k0:1,k3:4,k150:7,k200:0}", b"{k0:1}", b"{k0:1,k3:4,k2:7}",
+                 b"{k0:1,k200:1,k200:1}", b"{k0:1,k201:1}"]:
+        assert g.matches(data) == _accepts(matcher, data), data
+    automata = g.compiled._rules
+    assert isinstance(automata, RuleAutomata)
+    for k in (0, 3, 150):
+        body = automata.union_body(g.compiled.rule_names.index(f"after{k}"))
+        assert body == g.ast.rule_map()[f"after{k}"].body  # two alternatives, nothing merged
+
+
 def test_unions_through_recursion_and_lazy_rules() -> None:
     g = Grammar.from_ebnf('root ::= a\na ::= "x" | b | a "z"\nb ::= "y" | a | c\n'
                           'c[lazy] ::= [0-9]+')
