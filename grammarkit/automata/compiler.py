@@ -296,7 +296,7 @@ class RuleAutomata:
         rule_ids, sequence, rule_ref = self.rule_ids, ast.Sequence, ast.RuleRef
         return {rule_ids[item.name] for alternative in body.alternatives
                 if type(alternative) is sequence
-                for item in alternative.items  # type: ignore[attr-defined]
+                for item in alternative.items
                 if type(item) is rule_ref and item.name in rule_ids}
 
     def _is_counted_callee(self, rule: int) -> bool:
