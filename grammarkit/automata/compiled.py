@@ -9,7 +9,8 @@ States
     automaton is built when its start is first asked for (``rule_start[r]``): small rules are
     determinized and minimized at once; medium ones without calls once inputs have built a
     few of their states lazily (an object's many key rules are predicted together, one is
-    entered: :data:`DEFER_ABOVE`); large ones and those with counted repetitions are
+    entered: :data:`DEFER_ABOVE`), medium ones with calls likewise once the decoder uses the
+    grammar (a verdict leaves them lazy); large ones and those with counted repetitions are
     determinized lazily (:mod:`grammarkit.automata.lazy_dfa`): a state's edges are computed the
     first time one of ``byte_edges[s]``, ``call_edges[s]``, ``token_edges[s]`` is read, so a
     grammar costs what inputs visit, not the size of its automata. Lazy rules without counters
@@ -72,8 +73,11 @@ determinized completely only once inputs have expanded :data:`DEFERRED_STATES` o
 lazily: a schema's key rules (a few hundred states each, escapes spelled out) are all predicted
 wherever a key may come, and the recognizer's rows read a few bytes into each; built completely
 they cost tsconfig's first verdict more than half of its time, though one key is entered.
-Rules with calls (a grammar's recursive structure: JSON values, SQL clauses) stay eager: built
-lazily, their unminimized states cost the decoder's p99 more mask computations."""
+Rules with calls (a grammar's recursive structure: objects, JSON values, SQL clauses) of that
+size stay lazy for the recognizer, which visits a few of their states (an object's states
+number its properties' keys and values; a small instance reads a few); once the decoder uses the
+grammar (:meth:`CompiledGrammar.prefer_minimal`) they are completed as the others are, and later
+ones built at once: unminimized, their states would cost the decoder more mask computations."""
 
 DEFERRED_STATES = 24
 """How many states of a deferred rule are built lazily before it is built completely (the
@@ -187,6 +191,8 @@ class CompiledGrammar:
         self._rule_positions = [0] * len(self._rules)
         self._no_intervals: set[int] = set()  # rules whose sets do not compress
         self._deferred: dict[int, int] = {}  # rules built lazily so far: their states expanded
+        self._deferred_calls: set[int] = set()  # deferred rules with calls (see DEFER_ABOVE)
+        self._minimal = False  # whether rules with calls are minimized (prefer_minimal)
         self.state_rule: list[int] = []
         self.finals: set[int] = set()
         self.byte_edges: LazyEdges[ByteEdges] = LazyEdges(self._bytes, self._expand)
@@ -229,8 +235,11 @@ class CompiledGrammar:
             self.counted = True
         deferred = False
         if isinstance(source, NFA) and not source.counted and source.num_states <= EAGER_LIMIT:
-            if source.num_states > DEFER_ABOVE and not any(source.call_edges):
+            calls = any(source.call_edges)
+            if source.num_states > DEFER_ABOVE and not (calls and self._minimal):
                 deferred = True
+                if calls:
+                    self._deferred_calls.add(rule)
             else:
                 dfa = determinize(source, max(_DFA_GROWTH * source.num_states, 256))
                 if dfa is not None:
@@ -241,6 +250,16 @@ class CompiledGrammar:
         if deferred:
             self._deferred[rule] = 0
         return self._lazy_state(rule, builder.start())
+
+    def prefer_minimal(self) -> None:
+        """Minimize rules with calls too from now on (the decoder calls this).
+
+        Until then, medium rules with calls are built lazily and stay so (see
+        :data:`DEFER_ABOVE`): a verdict reads a few of their states. Afterwards each of them is
+        completed once :data:`DEFERRED_STATES` of its states are expanded, and rules built
+        later are minimized at once: the decoder computes token masks per state.
+        """
+        self._minimal = True
 
     def _add_automaton(self, rule: int, source: Automaton) -> int:
         """Add the states of ``source`` to ``rule``; return the number of its start."""
@@ -257,6 +276,7 @@ class CompiledGrammar:
         far lazily takes the edges of the state standing for its position set (trimmed dead
         ends lose theirs), so an input goes on in the minimal automaton."""
         del self._deferred[rule]
+        self._deferred_calls.discard(rule)
         builder = self._builders[rule]
         assert isinstance(builder, PlainSubsets)
         found = minimal_dfa(builder.nfa, max(_DFA_GROWTH * builder.nfa.num_states, 256))
@@ -312,7 +332,7 @@ class CompiledGrammar:
         rule = self.state_rule[state]
         expanded = self._deferred.get(rule)
         if expanded is not None:
-            if expanded >= DEFERRED_STATES:
+            if expanded >= DEFERRED_STATES and (self._minimal or rule not in self._deferred_calls):
                 self._complete(rule)
                 if self._bytes[state] is not None:
                     return
