@@ -213,3 +213,30 @@ def test_rules_sharing_one_chain_pull_it_in_a_bounded_number_of_times() -> None:
     automata = compiled._rules
     assert isinstance(automata, RuleAutomata)
     assert automata._union_budget == 0  # 3,004 bodies pulled in all, not 50,000
+
+
+def _definitions_schema(count: int) -> dict[str, object]:
+    """``count`` object definitions referring to each other (as Kubernetes' 600 do), the root a
+    reference to the first."""
+    definitions = {f"io.example.v1.Kind{i}": {"type": "object", "properties": {
+        "name": {"type": "string"}, "replicas": {"type": "integer"},
+        "labels": {"type": "object", "additionalProperties": {"type": "string"}},
+        "child": {"$ref": f"#/definitions/io.example.v1.Kind{(i * 7 + 1) % count}"},
+        "items": {"type": "array",
+                  "items": {"$ref": f"#/definitions/io.example.v1.Kind{(i * 13 + 5) % count}"}}}}
+        for i in range(count)}
+    return {"definitions": definitions, "$ref": "#/definitions/io.example.v1.Kind0"}
+
+
+@pytest.mark.parametrize("order", ["schema", "any"])
+def test_a_verdict_builds_the_rules_of_the_definitions_an_instance_reaches(order: str) -> None:
+    instance = ('{"name":"web","replicas":3,"labels":{"app":"web"},'
+                '"child":{"name":"x","items":[{"replicas":1}]}}')
+    built = []
+    for count in (30, 120):
+        text = Grammar.from_json_schema(_definitions_schema(count), lenient=True,
+                                        property_order=order).to_ebnf()
+        grammar = Grammar.from_ebnf(text)
+        assert grammar.matches(instance) == _accepts(_xgrammar(text), instance.encode()) is True
+        built.append(sum(start >= 0 for start in grammar.compiled._starts))
+    assert built[0] == built[1] < 60  # what the instance reaches, not the definitions' number
