@@ -1,5 +1,6 @@
-"""Medium rules without calls are built lazily until inputs go deep into them, then minimized
-completely (``DEFER_ABOVE``, ``DEFERRED_STATES`` in :mod:`grammarkit.automata.compiled`).
+"""Medium rules are built lazily; once the decoder uses the grammar, those inputs go deep into
+are minimized completely (``DEFER_ABOVE``, ``DEFERRED_STATES`` in
+:mod:`grammarkit.automata.compiled`).
 
 A JSON object's key rules (``"\\"" ("a" | "\\\\u0061") ...``, a few hundred NFA states each) are
 all predicted where a key may come; only the key an input spells is built completely. The states
@@ -67,13 +68,20 @@ def test_key_rules_are_deferred_and_verdicts_are_the_languages() -> None:
         assert grammar.matches(text) == bool(LANGUAGE.fullmatch(text)), text
 
 
-def test_an_entered_rule_is_completed_and_the_others_stay_lazy() -> None:
+def test_verdicts_leave_key_rules_lazy_and_the_decoder_completes_an_entered_one() -> None:
     grammar = Grammar.from_ebnf(GRAMMAR)
     assert grammar.matches('{"gammaglobin":1,"\\u0067ammaglobin":22}')
     compiled = grammar.compiled
     numbers = [compiled.rule_names.index(f"key{i}") for i in range(len(WORDS))]
+    assert set(numbers) <= compiled._deferred.keys()  # verdicts: all lazy
+    assert compiled._deferred[numbers[4]] > compiled_module.DEFERRED_STATES
+    tokens = [b"{", b"}", b",", b":", b'"', b"1", b"gamma", b"globin", b"alpha", b"</s>"]
+    matcher = TokenMatcher(grammar, Vocabulary(tokens, stop_ids=[len(tokens) - 1]))
     assert numbers[4] not in compiled._deferred  # gammaglobin: built completely
     assert {numbers[0], numbers[2], numbers[6]} <= compiled._deferred.keys()  # a, b, d
+    for token in (0, 4, 6, 7, 4, 3, 5, 2, 4, 6, 7, 4, 3, 5, 1):  # {"gammaglobin":1,"gam...1}
+        assert matcher.accept_token(token)
+    assert matcher.is_terminated() or matcher.accept_token(len(tokens) - 1)
 
 
 def _walk(tokens: list[bytes], seed: int) -> list[set[int]]:
@@ -145,7 +153,7 @@ def test_a_verdict_leaves_a_medium_rule_with_calls_lazy() -> None:
         expected = matcher.accept_string(text) and matcher.is_terminated()
         assert grammar.matches(text) == expected, text
     assert sum(map(grammar.matches, texts)) > 20
-    assert member in compiled._deferred_calls  # read deep, never completed for verdicts
+    assert member in compiled._deferred  # read deep, never completed for verdicts
     assert compiled._deferred[member] > compiled_module.DEFERRED_STATES
 
 
@@ -176,7 +184,7 @@ def test_masks_after_a_verdict_are_those_of_the_rules_built_at_once(
     verdicts_first = Grammar.from_ebnf(CALLING)
     for text in _calling_texts():
         verdicts_first.matches(text)
-    assert verdicts_first.compiled._deferred_calls
+    assert verdicts_first.compiled._deferred
     walked = _calling_walk(verdicts_first, tokens, seed)
     assert _calling_walk(Grammar.from_ebnf(CALLING), tokens, seed) == walked
     monkeypatch.setattr(compiled_module, "DEFER_ABOVE", compiled_module.EAGER_LIMIT)
