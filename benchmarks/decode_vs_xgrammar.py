@@ -14,8 +14,9 @@ xgrammar's compiler cache disabled), *warm* for the same text again in the proce
 compiled-grammar cache; xgrammar's ``GrammarCompiler`` cache), and ours from a *disk* cache
 written by an earlier engine (``GRAMMARKIT_CACHE_DIR``; xgrammar has none). The generation
 starts from the cold matcher, so its first masks are counted in p50/p99; the slowest mask of
-the generation (ours: the second, where the survey or the likely contexts run; a 300-step
-p99 leaves out the three slowest) is printed for both engines, without a target.
+the generation (ours: the second, where the survey or the likely contexts run, except under
+``max_chars`` where the first mask surveys; a 300-step p99 leaves out the three slowest) is
+printed for both engines, without a target.
 A random walk seldom leaves a JSON string it entered, so for ``schema-open-keys`` (many
 optional keys sharing prefixes, any other key allowed: Kubernetes' shape) both engines are
 also timed, cold, while a document of the schema is written in its longest tokens (its key

@@ -74,43 +74,50 @@ class _Builder:
 
     def build(self, root: ast.Expr) -> Fragment:
         results: list[Fragment] = []
-        # (node, entry state count on exit or None before entering, inside a Regex macro?)
-        stack: list[tuple[ast.Expr, int | None, bool]] = [(root, None, False)]
+        # (node, entry state count on exit or -1 before entering, inside a Regex macro?, how
+        # many of the results its children built)
+        stack: list[tuple[Any, int, bool, int]] = [(root, -1, False, 0)]
+        pop, push, extend = stack.pop, stack.append, stack.extend
+        nfa, inline = self.nfa, self.inline
+        sequence, choice, repeat, rule_ref = ast.Sequence, ast.Choice, ast.Repeat, ast.RuleRef
         while stack:
-            node, entry, in_regex = stack.pop()
-            if entry is None:
-                if isinstance(node, ast.RegexMacro):
-                    stack.append((self.expand_regex(node), None, True))
+            node, entry, in_regex, count = pop()
+            kind = type(node)
+            if entry < 0:
+                if kind is ast.RegexMacro:
+                    push((self.expand_regex(node), -1, True, 0))
                     continue
-                if isinstance(node, ast.RuleRef) and self.inline is not None:
-                    body = self.inline(node.name)
+                if kind is rule_ref and inline is not None:
+                    body = inline(node.name)
                     if body is not None:
-                        stack.append((body, None, False))
+                        push((body, -1, False, 0))
                         continue
-                if isinstance(node, ast.Choice):
-                    node = _factored(node)  # type: ignore[assignment]
-                kids = _children(node)
+                if kind is choice:
+                    node = _factored(node)
+                    kind = type(node)
+                kids = (node.items if kind is sequence else node.alternatives if kind is choice
+                        else (node.item,) if kind is repeat
+                        else node.tails if kind is _PrefixTrie else ())
                 if not kids:
-                    if in_regex and isinstance(node, ast.CharClass):
+                    if in_regex and kind is ast.CharClass:
                         codepoints = utf8.class_codepoints(node.ranges, node.negated)
                         results.append(self._sequences(regex_class_sequences(codepoints)))
                     else:
                         results.append(self._leaf(node))
                     continue
-                stack.append((node, self.nfa.num_states, in_regex))
-                stack.extend((kid, None, in_regex) for kid in reversed(kids))
+                push((node, nfa.num_states, in_regex, len(kids)))
+                extend([(kid, -1, in_regex, 0) for kid in reversed(kids)])
                 continue
-            count = len(_children(node))
             parts = results[len(results) - count:]
             del results[len(results) - count:]
-            if isinstance(node, _PrefixTrie):
+            if kind is _PrefixTrie:
                 results.append(self._prefix_trie(node, parts))
-            elif isinstance(node, ast.Sequence):
+            elif kind is sequence:
                 results.append(self._sequence(parts))
-            elif isinstance(node, ast.Choice):
+            elif kind is choice:
                 results.append(self._choice(parts))
             else:
-                assert isinstance(node, ast.Repeat)
+                assert kind is repeat
                 results.append(self._repeat(node, parts[0], entry))
         return results[0]
 
@@ -442,11 +449,6 @@ def _shallow(expr: ast.Expr, depth: int = 16) -> bool:
         if not level:
             return True
     return False
-
-
-def _children(node: ast.Expr | _PrefixTrie) -> tuple[ast.Expr, ...]:
-    """The sub-expressions built before ``node`` (its tails, for a trie)."""
-    return node.tails if isinstance(node, _PrefixTrie) else ast.children(node)
 
 
 def _reaches(nfa: NFA, source: int, target: int, through_calls: bool) -> bool:
