@@ -8,6 +8,7 @@ from dataclasses import dataclass
 import numpy as np
 import numpy.typing as npt
 
+from grammarkit._gc import paused_gc
 from grammarkit.automata.compiled import CompiledGrammar
 from grammarkit.decode.bitmask import FixedBits, Words, bitmask_width
 from grammarkit.decode.char_budget import CharBudget
@@ -115,7 +116,8 @@ class TokenMatcher:
         bad = [i for i in stops if not 0 <= i < vocab.vocab_size]
         if bad:
             raise ValueError(f"stop token ids out of range({vocab.vocab_size}): {bad[:5]}")
-        self._engine = mask_engine(grammar, vocab)
+        with paused_gc():  # compiling builds many small objects, no cycles
+            self._engine = mask_engine(grammar, vocab)
         _check_token_ids(grammar, vocab, self._engine.core.compiled)
         self._vocab = vocab
         self._stop_ids = frozenset(stops)
@@ -290,10 +292,13 @@ class TokenMatcher:
         step = self._history[-1]
         if step.terminated:
             return None
-        live = self._live(step)
-        if not live.groups:  # a spent budget at the end of the input: only stop tokens
-            return np.zeros(bitmask_width(self.vocab_size), dtype=np.int32)
-        return self._mask(live, self._route if live is step.state else None)
+        # a new state's mask builds automaton states and parser steps: many small objects,
+        # no cycles; collections over a large grammar's objects would cost more than it
+        with paused_gc():
+            live = self._live(step)
+            if not live.groups:  # a spent budget at the end of the input: only stop tokens
+                return np.zeros(bitmask_width(self.vocab_size), dtype=np.int32)
+            return self._mask(live, self._route if live is step.state else None)
 
     def _mask(self, state: ParseState, route: Callable[[], Route | None] | None = None
               ) -> Words:
