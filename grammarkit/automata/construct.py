@@ -119,11 +119,20 @@ class _Builder:
                         results.append(self._inlined(node.name, body))
                         continue
                 if isinstance(node, ast.Choice):
-                    if (deferrable and 0 <= defer_from <= nfa.num_states and node is not root
+                    deferring = deferrable and 0 <= defer_from <= nfa.num_states
+                    if (deferring and node is not root
                             and not any(_empty(a) for a in node.alternatives)):
                         results.append(self._deferred(node))
                         continue
-                    node = _factored(node)  # type: ignore[assignment]
+                    if deferring and self.inline is not None:
+                        node = _spelled_out(node, self.inline)
+                    node = _factored(node, not deferring)  # type: ignore[assignment]
+                    if (isinstance(node, _PrefixTrie) and node.tails
+                            and self._lazy_trie(node, deferrable)):
+                        # its tails are built when a word reaches them
+                        stack.append((node, nfa.num_states, in_regex, deferrable))
+                        results.extend(self._deferred(tail) for tail in node.tails)
+                        continue
                 kids = _children(node)
                 if not kids:
                     if in_regex and isinstance(node, ast.CharClass):
@@ -247,8 +256,8 @@ class _Builder:
                 ending.add(word)
             else:
                 going_on.setdefault(word, set()).add(tails[k][0])
-        if (deferrable and self.defer is not None
-                and sum(map(len, node.words)) > self.defer.above):
+        if self._lazy_trie(node, deferrable):
+            assert self.defer is not None
             trie = _LazyTrie(nfa, sorted(ending | going_on.keys()), ending, going_on, end,
                              self.defer)
             nfa.deferred[start] = functools.partial(trie.expand, lo=0, hi=len(trie.words),
@@ -284,6 +293,11 @@ class _Builder:
         for state, target in ends:
             epsilon[state].append(target)
         return start, end
+
+    def _lazy_trie(self, node: _PrefixTrie, deferrable: bool) -> bool:
+        """Whether ``node`` is built node by node (see :class:`Deferral`)."""
+        return (deferrable and self.defer is not None
+                and sum(map(len, node.words)) > self.defer.above)
 
     def _sequences(self, sequences: list[utf8.ByteSequence]) -> Fragment:
         """Any of the byte-range ``sequences`` (a character class)."""
@@ -531,9 +545,31 @@ class _PrefixTrie:
     tails: tuple[ast.Expr, ...]
 
 
-def _factored(node: ast.Choice) -> ast.Choice | _PrefixTrie:
+def _spelled_out(node: ast.Choice, inline: Callable[[str], ast.Expr | None]) -> ast.Choice:
+    """``node`` with each alternative led by a reference to a rule of literals (``char.a ::=
+    "a" | "\\u0061"``, built in place) split into one alternative per literal, sharing the
+    rest: a converted enum's trie of ``char.X`` rules becomes a trie of bytes."""
+    alternatives: list[ast.Expr] = []
+    for alternative in node.alternatives:
+        items = alternative.items if isinstance(alternative, ast.Sequence) else (alternative,)
+        body = inline(items[0].name) if items and isinstance(items[0], ast.RuleRef) else None
+        literals = (() if body is None
+                    else body.alternatives if isinstance(body, ast.Choice) else (body,))
+        if not literals or not all(type(literal) is ast.Literal for literal in literals):
+            alternatives.append(alternative)
+            continue
+        rest = items[1] if len(items) == 2 else ast.Sequence(items[1:], alternative.span)
+        alternatives += [literal if len(items) == 1 else ast.Sequence((literal, rest), None)
+                         for literal in literals]
+    return ast.Choice(tuple(alternatives), node.span)
+
+
+def _factored(node: ast.Choice, hashed: bool = True) -> ast.Choice | _PrefixTrie:
     """``node`` with its alternatives that begin with a literal gathered into one
-    :class:`_PrefixTrie` (when there are at least two: the same language, fewer states)."""
+    :class:`_PrefixTrie` (when there are at least two: the same language, fewer states).
+
+    Equal tails are one tail: the same object always, equal shallow ones if ``hashed`` (a
+    part built lazily skips hashing them, each tail is built only when reached)."""
     alternatives = node.alternatives
     if all(type(alternative) is ast.Literal for alternative in alternatives):  # an enum
         return _PrefixTrie(tuple(utf8.encode(a.value) for a in alternatives),  # type: ignore[union-attr]
@@ -542,6 +578,7 @@ def _factored(node: ast.Choice) -> ast.Choice | _PrefixTrie:
     tail_of: list[int | None] = []
     tails: list[ast.Expr] = []
     numbers: dict[ast.Expr, int] = {}  # the number of each shallow tail
+    shared: dict[int, int] = {}  # the number of each tail by identity (spelled-out ones)
     others: list[ast.Expr] = []
     for alternative in node.alternatives:
         if isinstance(alternative, ast.Literal):
@@ -555,10 +592,13 @@ def _factored(node: ast.Choice) -> ast.Choice | _PrefixTrie:
                 tail_of.append(None)
                 continue
             tail = items[1] if len(items) == 2 else ast.Sequence(items[1:], alternative.span)
-            shallow = _shallow(tail)  # a deep tail is not hashed (that recurses as deep)
-            known = numbers.get(tail) if shallow else None
+            known = shared.get(id(tail))
+            # a deep tail is not hashed (that recurses as deep)
+            shallow = known is None and hashed and _shallow(tail)
+            if shallow:
+                known = numbers.get(tail)
             if known is None:
-                known = len(tails)
+                known = shared[id(tail)] = len(tails)
                 tails.append(tail)
                 if shallow:
                     numbers[tail] = known

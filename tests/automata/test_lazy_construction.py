@@ -37,9 +37,12 @@ def compiled(text: str, defer_above: int) -> Grammar:
 
 @st.composite
 def choice_grammars(draw: st.DrawFn) -> str:
-    """EBNF of 1-3 rules of nested choices whose alternatives often share leading literals."""
+    """EBNF of 1-3 rules of nested choices whose alternatives often share leading literals,
+    calling each other and two rules of literals (built in place, as a converter's
+    ``char.X ::= "x" | "\\u00XX"``)."""
     count = draw(st.integers(1, 3))
     names = [f"r{i}" for i in range(count)]
+    callees = [*names, "k", "l", "k"]
 
     def item(depth: int) -> str:
         kinds = ["literal", "literal", "class", "call"] + (["choice", "choice", "repeat"]
@@ -50,7 +53,7 @@ def choice_grammars(draw: st.DrawFn) -> str:
         if kind == "class":
             return draw(st.sampled_from(["[ab]", "[^(),]", "[a-c,]"]))
         if kind == "call":
-            return draw(st.sampled_from(names))
+            return draw(st.sampled_from(callees))
         if kind == "choice":
             return "(" + choice(depth - 1) + ")"
         suffix = draw(st.sampled_from(["*", "+", "?", "{2}", "{0,3}"]))
@@ -62,6 +65,7 @@ def choice_grammars(draw: st.DrawFn) -> str:
 
     rules = [f"root ::= {names[0]}"]
     rules += [f"{name} ::= {choice(2)}" for name in names]
+    rules += ['k ::= "a" | "ab" | "c"', 'l ::= "b"']
     return "\n".join(rules)
 
 
