@@ -116,8 +116,7 @@ class TokenMatcher:
         bad = [i for i in stops if not 0 <= i < vocab.vocab_size]
         if bad:
             raise ValueError(f"stop token ids out of range({vocab.vocab_size}): {bad[:5]}")
-        with paused_gc():  # compiling builds many small objects, no cycles
-            self._engine = mask_engine(grammar, vocab)
+        self._engine = mask_engine(grammar, vocab)
         _check_token_ids(grammar, vocab, self._engine.core.compiled)
         self._vocab = vocab
         self._stop_ids = frozenset(stops)
@@ -292,13 +291,19 @@ class TokenMatcher:
         step = self._history[-1]
         if step.terminated:
             return None
-        # a new state's mask builds automaton states and parser steps: many small objects,
-        # no cycles; collections over a large grammar's objects would cost more than it
+        if self._engine.revision:
+            return self._words(step)
+        # the engine's first mask builds the automata its walks reach: many small objects, no
+        # cycles; full collections over a large grammar's objects would cost more than it
+        # (later masks do not pause: a pause costs more than a cached mask)
         with paused_gc():
-            live = self._live(step)
-            if not live.groups:  # a spent budget at the end of the input: only stop tokens
-                return np.zeros(bitmask_width(self.vocab_size), dtype=np.int32)
-            return self._mask(live, self._route if live is step.state else None)
+            return self._words(step)
+
+    def _words(self, step: _Step) -> Words:
+        live = self._live(step)
+        if not live.groups:  # a spent budget at the end of the input: only stop tokens
+            return np.zeros(bitmask_width(self.vocab_size), dtype=np.int32)
+        return self._mask(live, self._route if live is step.state else None)
 
     def _mask(self, state: ParseState, route: Callable[[], Route | None] | None = None
               ) -> Words:
