@@ -6,7 +6,9 @@ same EBNF text for both (schemas and regexes are converted by grammarkit first, 
 timings). ``--schemastore`` adds real SchemaStore schemas (:data:`SCHEMASTORE_CASES`: tsconfig,
 package.json, eslintrc, dependabot), read from a clone or bare mirror with ``git show`` (the
 helper of ``json_schema_vs_xgrammar.py``; nothing is copied), each matched against one of its
-own test instances from ``src/test/NAME/``. Each verdict and each mask runs per engine in a
+own test instances from ``src/test/NAME/``, and a Kubernetes Deployment: the 600 definitions of
+``kubernetes-definitions.json`` (1 MB, no root) with a root ``$ref`` to the Deployment, matched
+against a small Deployment (:data:`KUBERNETES_DEPLOYMENT`, its keys in the schema's order). Each verdict and each mask runs per engine in a
 forked child (vocabulary tables already built in the parent) with a time budget and a 6 GB
 memory cap, so one case that hangs or blows up is reported and the table goes on. Times are
 CPU seconds of the child (``time.process_time``: the machine may be shared; xgrammar's threads
@@ -72,6 +74,16 @@ SCHEMASTORE_CASES = {
 """SchemaStore schemas and the test instance each is matched against; ``True``: with its keys
 put in the order the schema first names them (both engines' converters require properties in
 the schema's order, which these instances do not follow)."""
+
+
+KUBERNETES_DEPLOYMENT = {
+    "apiVersion": "apps/v1", "kind": "Deployment",
+    "metadata": {"name": "web", "labels": {"app": "web"}},
+    "spec": {"replicas": 3, "selector": {"matchLabels": {"app": "web"}},
+             "template": {"metadata": {"labels": {"app": "web"}},
+                          "spec": {"containers": [{"name": "nginx", "image": "nginx:1.25",
+                                                   "ports": [{"containerPort": 80}]}]}}}}
+"""A small Deployment, as in Kubernetes' documentation (keys put in the schema's order)."""
 
 
 def _words(n: int) -> list[str]:
@@ -143,7 +155,42 @@ def _schemastore_cases(git_dir: Path) -> list[Case]:
         case = _schema_case(f"schemastore {name}", schema, instance)
         if case is not None:
             cases.append(case)
-    return cases
+    kubernetes = _kubernetes_case(git_dir)
+    return cases if kubernetes is None else [*cases, kubernetes]
+
+
+def _kubernetes_case(git_dir: Path) -> Case | None:
+    """SchemaStore's Kubernetes definitions with the Deployment as root, and a Deployment."""
+    shown = subprocess.run(["git", "-C", str(git_dir), "show",
+                            "HEAD:src/schemas/json/kubernetes-definitions.json"],
+                           capture_output=True, check=False)
+    if shown.returncode:
+        print("schemastore kubernetes-definitions: not found")
+        return None
+    schema = json.loads(shown.stdout.decode("utf-8-sig"))
+    schema["$ref"] = "#/definitions/io.k8s.api.apps.v1.Deployment"
+    return _schema_case("schemastore k8s Deployment", schema,
+                        _in_property_order(KUBERNETES_DEPLOYMENT, schema, schema))
+
+
+def _in_property_order(value: object, schema: object, root: dict[str, object]) -> object:
+    """``value`` with the keys of every object in the order of the ``properties`` of the
+    (sub)schema describing it (``$ref`` to ``#/definitions/...`` followed; other keys last)."""
+    while isinstance(schema, dict) and isinstance(schema.get("$ref"), str):
+        target: object = root
+        for part in schema["$ref"].removeprefix("#/").split("/"):
+            target = target.get(part, {}) if isinstance(target, dict) else {}
+        schema = target
+    schema = schema if isinstance(schema, dict) else {}
+    if isinstance(value, list):
+        return [_in_property_order(item, schema.get("items", {}), root) for item in value]
+    if not isinstance(value, dict):
+        return value
+    properties = schema.get("properties", {})
+    order = {key: rank for rank, key in enumerate(properties)}
+    other = schema.get("additionalProperties", {})
+    return {key: _in_property_order(value[key], properties.get(key, other), root)
+            for key in sorted(value, key=lambda key: order.get(key, len(order)))}
 
 
 def _in_schema_order(value: object, schema_text: str) -> object:

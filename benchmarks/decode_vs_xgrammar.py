@@ -14,14 +14,20 @@ xgrammar's compiler cache disabled), *warm* for the same text again in the proce
 compiled-grammar cache; xgrammar's ``GrammarCompiler`` cache), and ours from a *disk* cache
 written by an earlier engine (``GRAMMARKIT_CACHE_DIR``; xgrammar has none). The generation
 starts from the cold matcher, so its first masks are counted in p50/p99; the slowest mask of
-the generation (ours: the second, where the survey or the likely contexts run; a 300-step
-p99 leaves out the three slowest) is printed for both engines, without a target.
+the generation (ours: the second, where the survey or the likely contexts run, except under
+``max_chars`` where the first mask surveys; a 300-step p99 leaves out the three slowest) is
+printed for both engines, without a target.
+A random walk seldom leaves a JSON string it entered, so for ``schema-open-keys`` (many
+optional keys sharing prefixes, any other key allowed: Kubernetes' shape) both engines are
+also timed, cold, while a document of the schema is written in its longest tokens (its key
+states: a declared key's prefixes, the start of the next key).
 """
 
 from __future__ import annotations
 
 import argparse
 import gc
+import json
 import os
 import random
 import statistics
@@ -48,6 +54,11 @@ engines), which other jobs on a busy machine disturb far less."""
 def _schemas() -> dict[str, dict[str, object]]:
     wide = {f"field_{i}": {"type": "string", "maxLength": 12} if i % 3 else {"type": "integer"}
             for i in range(50)}
+    labels = {"type": "object", "additionalProperties": {"type": "string"}}
+    keys = {prefix + suffix: ({"type": "string"}, {"type": "integer"}, labels)[i % 3]
+            for i, (prefix, suffix) in enumerate(
+                (p, s) for p in ("image", "name", "node", "read", "service", "volume", "run")
+                for s in ("", "Policy", "Selector", "Name", "Mounts", "Context", "Probe", "Only"))}
     return {
         "schema-person": {"type": "object", "properties": {
             "name": {"type": "string", "maxLength": 20}, "age": {"type": "integer"},
@@ -59,6 +70,8 @@ def _schemas() -> dict[str, dict[str, object]]:
             "required": ["color", "ok", "scores"], "additionalProperties": False},
         "schema-50-properties": {"type": "object", "properties": wide, "required": list(wide),
                                  "additionalProperties": False},
+        # Kubernetes' shape: many optional keys sharing prefixes, any other key allowed
+        "schema-open-keys": {"type": "object", "properties": keys},
     }
 
 
@@ -84,6 +97,8 @@ def _allowed(words: np.ndarray, size: int) -> np.ndarray:
 
 
 EBNF_GRAMMARS = ("arithmetic", "sql_select", "json")
+DOCUMENT_WALKS = ("schema-open-keys",)
+"""Schemas also timed while a document of theirs is written (see :func:`_document_walk`)."""
 GRAMMAR_NAMES = (*EBNF_GRAMMARS, *_schemas(), "max-chars")
 EBNF_P50_MS, EBNF_P99_MS = 0.5, 3.0
 SCHEMA_P50_RATIO = 3.0
@@ -228,6 +243,56 @@ def _generation(ours: TokenMatcher, theirs: object, vocab: Vocabulary, rng: rand
     return np.array(ours_times) * 1e3, np.array(theirs_times) * 1e3
 
 
+def _document(schema: dict[str, object]) -> bytes:
+    """A document of ``schema`` (an object of optional keys): every other declared key, in
+    order, with a value of its type, then two keys of its own."""
+    values: dict[str, object] = {}
+    properties = schema["properties"]
+    assert isinstance(properties, dict)
+    for i, (key, value) in enumerate(properties.items()):
+        kind = value.get("type")
+        if i % 2:
+            values[key] = (f"value of {key}" if kind == "string" else i if kind == "integer"
+                           else {"app": key, "tier": "front"})
+    values.update({"extraKey": "x", "船员": [1, {"a": "b"}]})
+    return json.dumps(values, ensure_ascii=False).encode()
+
+
+def _document_walk(text: str, document: bytes, vocab: Vocabulary, compiler: object) -> str:
+    """Masks of both engines, cold, while ``document`` is written in its longest tokens: the
+    key states a random walk seldom enters (a declared key's prefixes, the next key)."""
+    engine_cache.clear()
+    ours = TokenMatcher(Grammar.from_ebnf(text), vocab)
+    theirs = xgr.GrammarMatcher(
+        compiler.compile_grammar(xgr.Grammar.from_ebnf(text)))  # type: ignore[attr-defined]
+    ids = {token: i for i, token in enumerate(vocab.tokens) if i not in vocab.special_ids}
+    mine, reference = allocate_token_bitmask(1, len(vocab)), xgr.allocate_token_bitmask(
+        1, len(vocab))
+    ours_times, theirs_times = [], []
+    written = 0
+    while True:
+        start = _clock()
+        ours.fill_next_token_bitmask(mine)
+        ours_times.append(_clock() - start)
+        start = _clock()
+        theirs.fill_next_token_bitmask(reference)  # type: ignore[attr-defined]
+        theirs_times.append(_clock() - start)
+        if written == len(document):
+            break
+        end = max(end for end in range(written + 1, len(document) + 1)
+                  if document[written:end] in ids)
+        token = ids[document[written:end]]
+        if not (ours.accept_token(token)
+                and theirs.accept_token(token)):  # type: ignore[attr-defined]
+            raise AssertionError(f"engines disagree on {document[:end]!r}")
+        written = end
+    a, b = np.array(ours_times) * 1e3, np.array(theirs_times) * 1e3
+    return (f"document walk ({len(a)} masks, cold): p50 {np.percentile(a, 50):.3f} / "
+            f"{np.percentile(b, 50):.3f} ms, p99 {np.percentile(a, 99):.1f} / "
+            f"{np.percentile(b, 99):.1f} ms, max {a.max():.1f} / {b.max():.1f} ms, "
+            f"total {a.sum():.0f} / {b.sum():.0f} ms (ours / xgrammar)")
+
+
 def _table(results: list[Result], index_mb: float) -> str:
     header = (f"{'grammar':<22}{'first mask ms: cold':>28}{'warm':>24}{'disk':>7} "
               f"{'mask p50 ms':>24} {'mask p99 ms':>24} {'max ms':>14}{'mem MB':>8}{'steps':>6}  "
@@ -342,6 +407,10 @@ def main() -> None:
                         args.walks)
                    for name, text in texts.items()]
     print(_table(results, index.nbytes / 1e6))
+    for name in DOCUMENT_WALKS:
+        if name in texts:
+            print(f"{name}: " + _document_walk(texts[name], _document(_schemas()[name]), vocab,
+                                               compilers[0]))
     print(_batch_table(texts, vocab, compilers[1]))
 
 

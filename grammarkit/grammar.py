@@ -61,7 +61,7 @@ class Grammar:
         from grammarkit.ebnf.parser import parse
 
         source = SourceText(decode_source(text), path or "<string>")
-        result = parse(source.text, root)
+        result = parse(source.text, root, lazy=True)  # bodies read when first used
         found = [*result.diagnostics, *check_regex_macros(result.regex_macros)]
         diagnostics = [d.with_source(source) for d in found]
         if any(d.is_error for d in diagnostics):

@@ -6,7 +6,8 @@ import bisect
 import os
 import re
 import sys
-from dataclasses import dataclass, field
+from dataclasses import dataclass
+from functools import cached_property
 
 
 @dataclass(frozen=True)
@@ -30,11 +31,11 @@ class SourceText:
 
     text: str
     path: str = "<string>"
-    _line_starts: list[int] = field(init=False, repr=False, compare=False)
 
-    def __post_init__(self) -> None:
-        starts = [0, *(m.end() for m in _LINE_BREAK.finditer(self.text))]
-        object.__setattr__(self, "_line_starts", starts)
+    @cached_property
+    def _line_starts(self) -> list[int]:
+        """Where each line starts (found when a position is first asked for)."""
+        return [0, *(m.end() for m in _LINE_BREAK.finditer(self.text))]
 
     def position(self, offset: int) -> Position:
         """The line and column of character ``offset``."""

@@ -7,9 +7,9 @@ States
     Ints numbered in the order they are first met, so a state is a small hashable value and
     sets of states are ``frozenset[int]``. ``state_rule[s]`` is the rule owning ``s``. A rule's
     automaton is built when its start is first asked for (``rule_start[r]``): small rules are
-    determinized and minimized at once; medium ones without calls once inputs have built a
-    few of their states lazily (an object's many key rules are predicted together, one is
-    entered: :data:`DEFER_ABOVE`); large ones and those with counted repetitions are
+    determinized and minimized at once; medium ones are built lazily (an object's many key
+    rules are predicted together, one is entered: :data:`DEFER_ABOVE`) and completed once the
+    decoder has built a few of their states (a verdict leaves them lazy); large ones and those with counted repetitions are
     determinized lazily (:mod:`grammarkit.automata.lazy_dfa`): a state's edges are computed the
     first time one of ``byte_edges[s]``, ``call_edges[s]``, ``token_edges[s]`` is read, so a
     grammar costs what inputs visit, not the size of its automata. Lazy rules without counters
@@ -67,17 +67,20 @@ minimized completely: at once, or (rules without calls past :data:`DEFER_ABOVE` 
 once entered."""
 
 DEFER_ABOVE = 64
-"""Rules without calls whose NFA has more states than this (up to :data:`EAGER_LIMIT`) are
-determinized completely only once inputs have expanded :data:`DEFERRED_STATES` of their states
-lazily: a schema's key rules (a few hundred states each, escapes spelled out) are all predicted
-wherever a key may come, and the recognizer's rows read a few bytes into each; built completely
-they cost tsconfig's first verdict more than half of its time, though one key is entered.
-Rules with calls (a grammar's recursive structure: JSON values, SQL clauses) stay eager: built
-lazily, their unminimized states cost the decoder's p99 more mask computations."""
+"""Rules whose NFA has more states than this (up to :data:`EAGER_LIMIT`) are built lazily, not
+determinized at once. A schema's key rules (a few hundred states each, escapes spelled out)
+are all predicted wherever a key may come and the recognizer's rows read a few bytes into each;
+an object's rule (with calls) has states for every property's key and value, and a small
+instance reads a few; built completely they cost tsconfig's first verdict more than half of
+its time. Verdicts leave them lazy. Once the decoder uses the grammar
+(:meth:`CompiledGrammar.prefer_minimal`), which computes token masks per state, each is
+determinized and minimized completely when :data:`DEFERRED_STATES` of its states have been
+expanded, and rules with calls are built completely at once (their unminimized states would
+cost the decoder's p99 more mask computations)."""
 
 DEFERRED_STATES = 24
-"""How many states of a deferred rule are built lazily before it is built completely (the
-recognizer's rows read that deep into every predicted key; at 4 or 8 most keys complete)."""
+"""How many states of a deferred rule the decoder may expand before it is built completely
+(verdicts read that deep into every predicted key; at 4 or 8 most keys complete)."""
 
 _DFA_GROWTH = 4
 """An eager determinization gives up (the rule goes lazy) past this many times the NFA size."""
@@ -187,6 +190,7 @@ class CompiledGrammar:
         self._rule_positions = [0] * len(self._rules)
         self._no_intervals: set[int] = set()  # rules whose sets do not compress
         self._deferred: dict[int, int] = {}  # rules built lazily so far: their states expanded
+        self._minimal = False  # whether deferred rules are minimized (prefer_minimal)
         self.state_rule: list[int] = []
         self.finals: set[int] = set()
         self.byte_edges: LazyEdges[ByteEdges] = LazyEdges(self._bytes, self._expand)
@@ -230,7 +234,8 @@ class CompiledGrammar:
         deferred = False
         if (isinstance(source, NFA) and not source.counted and not source.deferred
                 and source.num_states <= EAGER_LIMIT):
-            if source.num_states > DEFER_ABOVE and not any(source.call_edges):
+            calls = any(source.call_edges)
+            if source.num_states > DEFER_ABOVE and not (calls and self._minimal):
                 deferred = True
             else:
                 dfa = determinize(source, max(_DFA_GROWTH * source.num_states, 256))
@@ -242,6 +247,21 @@ class CompiledGrammar:
         if deferred:
             self._deferred[rule] = 0
         return self._lazy_state(rule, builder.start())
+
+    def prefer_minimal(self) -> None:
+        """Build minimal automata from now on (the decoder calls this: it computes token masks
+        per state).
+
+        Until then, medium rules are built lazily and stay so (see :data:`DEFER_ABOVE`): a
+        verdict reads a few of their states. Those read :data:`DEFERRED_STATES` deep are
+        completed now, the others once they are; medium rules with calls built later are
+        minimized at once.
+        """
+        if self._minimal:
+            return
+        self._minimal = True
+        for rule in [r for r, expanded in self._deferred.items() if expanded >= DEFERRED_STATES]:
+            self._complete(rule)
 
     def _add_automaton(self, rule: int, source: Automaton) -> int:
         """Add the states of ``source`` to ``rule``; return the number of its start."""
@@ -313,7 +333,7 @@ class CompiledGrammar:
         rule = self.state_rule[state]
         expanded = self._deferred.get(rule)
         if expanded is not None:
-            if expanded >= DEFERRED_STATES:
+            if expanded >= DEFERRED_STATES and self._minimal:
                 self._complete(rule)
                 if self._bytes[state] is not None:
                     return

@@ -271,6 +271,7 @@ class RuleAutomata:
                 or not any(type(a) is ast.RuleRef for a in body.alternatives)):
             return body  # a body that is one reference is left to inlining
         seen = {rule}
+        called = self._called_within(body)
         kept: list[ast.Expr] = []
         stack = list(reversed(body.alternatives))
         keep, pop, extend = kept.append, stack.pop, stack.extend
@@ -284,7 +285,8 @@ class RuleAutomata:
                 keep(node)
             elif callee in seen:
                 continue  # already in the union
-            elif callee in stays or budget <= 0:
+            elif callee in stays or callee in called or budget <= 0:
+                seen.add(callee)
                 keep(node)
             else:
                 seen.add(callee)
@@ -293,6 +295,20 @@ class RuleAutomata:
                 extend(reversed(inner.alternatives) if type(inner) is choice else (inner,))
         self._union_budget = budget
         return kept[0] if len(kept) == 1 else ast.Choice(tuple(kept), body.span)
+
+    def _called_within(self, body: ast.Choice) -> set[int]:
+        """The rules that the alternatives of ``body`` call as items of a sequence.
+
+        Such a rule stays a call where it is also a bare alternative: it is built anyway, and
+        merging its alternatives would build them twice; along a chain of optional members
+        (``after-a ::= "," b after-b | after-b``, an object's properties in schema order)
+        each rule's union would hold every later member, quadratic in their number.
+        """
+        rule_ids, sequence, rule_ref = self.rule_ids, ast.Sequence, ast.RuleRef
+        return {rule_ids[item.name] for alternative in body.alternatives
+                if type(alternative) is sequence
+                for item in alternative.items
+                if type(item) is rule_ref and item.name in rule_ids}
 
     def _is_counted_callee(self, rule: int) -> bool:
         """Whether ``rule`` repeats something a counted number of times: a counted loop, or a

@@ -103,59 +103,66 @@ class _Builder:
         nfa, defer = self.nfa, self.defer
         defer_from = -1 if defer is None else nfa.num_states + defer.above
         results: list[Fragment] = []
-        # (node, entry state count on exit or None before entering, inside a Regex macro?,
-        # may it be built lazily (not inside a repetition, a macro or an inlined body)?)
-        stack: list[tuple[ast.Expr, int | None, bool, bool]] = [
-            (root, None, False, defer is not None)]
+        # (node, entry state count on exit or -1 before entering, inside a Regex macro?, how
+        # many of the results its children built, may it be built lazily (not inside a
+        # repetition, a macro or an inlined body)?)
+        stack: list[tuple[Any, int, bool, int, bool]] = [
+            (root, -1, False, 0, defer is not None)]
+        pop, push, extend = stack.pop, stack.append, stack.extend
+        inline = self.inline
+        sequence, choice, repeat, rule_ref = ast.Sequence, ast.Choice, ast.Repeat, ast.RuleRef
         while stack:
-            node, entry, in_regex, deferrable = stack.pop()
-            if entry is None:
-                if isinstance(node, ast.RegexMacro):
-                    stack.append((self.expand_regex(node), None, True, False))
+            node, entry, in_regex, count, deferrable = pop()
+            kind = type(node)
+            if entry < 0:
+                if kind is ast.RegexMacro:
+                    push((self.expand_regex(node), -1, True, 0, False))
                     continue
-                if isinstance(node, ast.RuleRef) and self.inline is not None:
-                    body = self.inline(node.name)
+                if kind is rule_ref and inline is not None:
+                    body = inline(node.name)
                     if body is not None:
                         results.append(self._inlined(node.name, body))
                         continue
-                if isinstance(node, ast.Choice):
+                if kind is choice:
                     deferring = deferrable and 0 <= defer_from <= nfa.num_states
                     if (deferring and node is not root
                             and not any(_empty(a) for a in node.alternatives)):
                         results.append(self._deferred(node))
                         continue
-                    if deferring and self.inline is not None:
-                        node = _spelled_out(node, self.inline)
-                    node = _factored(node, not deferring)  # type: ignore[assignment]
+                    if deferring and inline is not None:
+                        node = _spelled_out(node, inline)
+                    node = _factored(node, not deferring)
+                    kind = type(node)
                     if (isinstance(node, _PrefixTrie) and node.tails
                             and self._lazy_trie(node, deferrable)):
                         # its tails are built when a word reaches them
-                        stack.append((node, nfa.num_states, in_regex, deferrable))
+                        push((node, nfa.num_states, in_regex, len(node.tails), deferrable))
                         results.extend(self._deferred(tail) for tail in node.tails)
                         continue
-                kids = _children(node)
+                kids = (node.items if kind is sequence else node.alternatives if kind is choice
+                        else (node.item,) if kind is repeat
+                        else node.tails if kind is _PrefixTrie else ())
                 if not kids:
-                    if in_regex and isinstance(node, ast.CharClass):
+                    if in_regex and kind is ast.CharClass:
                         codepoints = utf8.class_codepoints(node.ranges, node.negated)
                         results.append(self._sequences(regex_class_sequences(codepoints)))
                     else:
                         results.append(self._leaf(node, deferrable))
                     continue
-                stack.append((node, nfa.num_states, in_regex, deferrable))
-                inner = deferrable and not isinstance(node, ast.Repeat)
-                stack.extend((kid, None, in_regex, inner) for kid in reversed(kids))
+                push((node, nfa.num_states, in_regex, len(kids), deferrable))
+                inner = deferrable and kind is not repeat
+                extend([(kid, -1, in_regex, 0, inner) for kid in reversed(kids)])
                 continue
-            count = len(_children(node))
             parts = results[len(results) - count:]
             del results[len(results) - count:]
-            if isinstance(node, _PrefixTrie):
+            if kind is _PrefixTrie:
                 results.append(self._prefix_trie(node, parts, deferrable))
-            elif isinstance(node, ast.Sequence):
+            elif kind is sequence:
                 results.append(self._sequence(parts))
-            elif isinstance(node, ast.Choice):
+            elif kind is choice:
                 results.append(self._choice(parts))
             else:
-                assert isinstance(node, ast.Repeat)
+                assert kind is repeat
                 results.append(self._repeat(node, parts[0], entry))
         return results[0]
 
@@ -621,11 +628,6 @@ def _shallow(expr: ast.Expr, depth: int = 16) -> bool:
         if not level:
             return True
     return False
-
-
-def _children(node: ast.Expr | _PrefixTrie) -> tuple[ast.Expr, ...]:
-    """The sub-expressions built before ``node`` (its tails, for a trie)."""
-    return node.tails if isinstance(node, _PrefixTrie) else ast.children(node)
 
 
 def _reaches(nfa: NFA, source: int, target: int, through_calls: bool) -> bool:

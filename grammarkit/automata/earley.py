@@ -38,19 +38,18 @@ must be derived from the root; ``Token``/``ExcludeToken`` edges match no bytes.
 """
 from __future__ import annotations
 
-import gc
 import re
 import time
 import weakref
 from collections import deque
 from collections.abc import Container, Iterable, Iterator, Sequence
-from contextlib import contextmanager
 from dataclasses import dataclass
 from functools import reduce
 from itertools import repeat
 from operator import or_
 from typing import TypeAlias
 
+from grammarkit._gc import paused_gc
 from grammarkit.automata import utf8
 from grammarkit.automata.compiled import CompiledGrammar
 from grammarkit.automata.lazy_dfa import split_ranges
@@ -274,7 +273,7 @@ class Recognizer:
         more than :data:`_WIDE_GROUPS` origins are live at once (an ambiguous grammar), the rest
         of the input runs on :class:`_WideScan`.
         """
-        with _collector_paused():
+        with paused_gc():  # frames hold no cycles; what the scan built joins the oldest
             if self.compiled.char_deadlines:  # budgets as xgrammar's parser enforces them
                 return self._scan_with_deadlines(data, history, timeout)
             return self._scan_all(data, history, timeout)
@@ -1750,24 +1749,6 @@ class _CountedRun:
 
 
 _TABLES: weakref.WeakKeyDictionary[CompiledGrammar, _Tables] = weakref.WeakKeyDictionary()
-
-
-@contextmanager
-def _collector_paused() -> Iterator[None]:
-    """Pause Python's cyclic garbage collector (if on) while a whole input is scanned.
-
-    A deep document keeps millions of frames alive, and each full collection walks all of them
-    (three times the scan's own work). Frames, groups and states hold no reference cycles, so
-    reference counting frees them; only other code's cyclic garbage waits until the scan ends.
-    """
-    paused = gc.isenabled()
-    if paused:
-        gc.disable()
-    try:
-        yield
-    finally:
-        if paused:
-            gc.enable()
 
 
 def _tables_for(compiled: CompiledGrammar) -> _Tables:

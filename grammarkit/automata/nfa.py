@@ -143,6 +143,15 @@ class NFA:
     def add_states(self, count: int) -> None:
         """``count`` new states without edges."""
         self.budget.spend(count)
+        if count <= 8:  # most states come a few at a time: appends are faster then
+            byte_edges, call_edges = self.byte_edges.append, self.call_edges.append
+            token_edges, epsilon = self.token_edges.append, self.epsilon.append
+            for _ in range(count):
+                byte_edges([])
+                call_edges([])
+                token_edges([])
+                epsilon([])
+            return
         self.byte_edges += [[] for _ in range(count)]
         self.call_edges += [[] for _ in range(count)]
         self.token_edges += [[] for _ in range(count)]

@@ -8,7 +8,10 @@ error (bad option, unreadable file). A command's module is imported only when th
 
 from __future__ import annotations
 
+import atexit
+import gc
 import importlib
+import sys
 import warnings
 from typing import TextIO
 
@@ -37,6 +40,19 @@ class _LazyGroup(click.Group):
 def main() -> None:
     """Author, check and run grammars for LLM constrained decoding (XGrammar/SGLang EBNF)."""
     warnings.showwarning = _show_warning
+    atexit.unregister(_skip_final_collections)
+    atexit.register(_skip_final_collections)
+
+
+def _skip_final_collections() -> None:
+    """Freeze every object on the way out, so the interpreter's last collections skip them.
+
+    Those collections walk every object a command built (a compiled 0.5 MB grammar: 0.4 s, as
+    long as its verdict). Not when xgrammar or torch is loaded: their extension modules report
+    the instances that frozen cycles keep alive at exit as leaks.
+    """
+    if gc.get_freeze_count() == 0 and not {"xgrammar", "torch"} & sys.modules.keys():
+        gc.freeze()
 
 
 def _show_warning(message: Warning | str, category: type[Warning], filename: str, lineno: int,

@@ -86,6 +86,18 @@ def _longer_than(index: TokenIndex, reach: int) -> Words:
     return found
 
 
+def most_code_points(index: TokenIndex, ranks: npt.NDArray[np.int64]) -> int:
+    """The most code points of the tokens ``ranks`` of ``index``, ``-1`` if none: a mask
+    allowing only those needs no walk with deadlines at least that many code points away."""
+    return int(_char_counts(index)[ranks].max()) if len(ranks) else -1
+
+
+def allowed_ranks(words: Words, index: TokenIndex) -> npt.NDArray[np.int64]:
+    """The ranks of the ordinary tokens of ``index`` that ``words`` allows."""
+    ranks = index.rank_of[_set_ids(words)]
+    return ranks[ranks >= 0]
+
+
 def _set_ids(words: Words) -> npt.NDArray[np.int64]:
     """The ids whose bits are set in ``words``, ascending (unpacking only the nonzero words,
     unless they are many)."""
@@ -132,6 +144,8 @@ class CharBudget:
         self._core = core
         self._scan = self._core.deadline_scan()
         self._marks: list[tuple[int, int]] = []  # (position, code points) after each step
+        self._open: list[int] = []  # continuation bytes still expected after each step
+        self._pushed: ParseState | None = None  # the state of the last step, if pushed
         self._added: list[list[Frame]] = []
         self._bytes = bytearray()
 
@@ -145,30 +159,36 @@ class CharBudget:
         """Forget everything; ``state`` is the state before any token."""
         self._scan = self._core.deadline_scan()
         self._marks = [(0, 0)]
+        self._open = [0]
         self._bytes = bytearray()
         self._added = [self._scan.assign_new((frame for frame, _ in state.groups),
                                              lambda _: 0)]
+        self._pushed = state
 
     def cursor(self, state: ParseState) -> Cursor:
         """``state``, the latest of the history (or one made from it without bytes)."""
-        self._added[-1] += self._scan.assign_new((frame for frame, _ in state.groups),
-                                                 self._chars_before)
-        chars = self._marks[-1][1]
-        return Cursor(state, chars, _open_after(0, bytes(self._bytes[-4:])))
+        if state is not self._pushed:  # the frames of a pushed state have their deadlines
+            self._added[-1] += self._scan.assign_new((frame for frame, _ in state.groups),
+                                                     self._chars_before)
+        return Cursor(state, self._marks[-1][1], self._open[-1])
 
     def push(self, state: ParseState, data: bytes) -> None:
         """One more step, by ``data``, led to ``state`` (what :meth:`advance` returned)."""
         position, chars = self._marks[-1]
         self._bytes += data
         self._marks.append((position + len(data), chars + code_points(data)))
+        self._open.append(_open_after(self._open[-1], data))
         self._added.append(self._scan.assign_new((frame for frame, _ in state.groups),
                                                  self._chars_before))
+        self._pushed = state
 
     def pop(self, count: int) -> None:
         """The last ``count`` steps were rolled back."""
         for _ in range(count):
             self._scan.forget(self._added.pop())
             self._marks.pop()
+            self._open.pop()
+        self._pushed = None
         del self._bytes[self._marks[-1][0]:]
 
     def _chars_before(self, position: int) -> int:
@@ -235,13 +255,23 @@ class CharBudget:
 
     # -- masks -----------------------------------------------------------------------------------
     def refined(self, cursor: Cursor, words: Words, index: TokenIndex,
-                by_edges: Words | None = None) -> Words:
+                by_edges: Words | None = None, longest: int | None = None) -> Words:
         """``words`` (the mask of ``cursor``'s state without budgets) without the tokens its
         deadlines reject; ``by_edges``: those its ``Token(...)`` edges allow (a token either
-        way is taken whole, and xgrammar holds it to no deadline inside it)."""
+        way is taken whole, and xgrammar holds it to no deadline inside it); ``longest``: the
+        most code points of an ordinary token ``words`` allows, if known
+        (:func:`most_code_points`)."""
         scan = self._scan
         state = cursor.state
+        # no token reaching a deadline: found without a pass over the mask, and first against
+        # the earliest deadline given so far (no later than those of the state's items)
+        if by_edges is not None:
+            longest = None  # such masks are walked as before
+        if longest is not None and longest <= min(scan.earliest - cursor.chars, scan.smallest):
+            return words
         reach = max(min(scan.lowest(state.groups) - cursor.chars, scan.smallest), -1)
+        if longest is not None and longest <= reach:
+            return words
         # Token(...) ids are not walked, nor tokens too short to reach a deadline
         walked = words & _longer_than(index, reach)
         if by_edges is not None:

@@ -25,6 +25,7 @@ class EarleyCore:
 
     def __init__(self, compiled: CompiledGrammar):
         self.compiled = compiled
+        compiled.prefer_minimal()  # masks are computed per state: fewer states, fewer masks
         self.recognizer = Recognizer(compiled)
         self._tables = self.recognizer._tables  # the recognizer's shared memo tables
         self.empty_config = self._tables.closed_config(())

@@ -4,7 +4,9 @@ Shared by every :class:`~grammarkit.decode.matcher.TokenMatcher` of the same gra
 vocabulary (see :mod:`grammarkit.decode.engine_cache`). Nothing is precomputed: building an
 engine costs the grammar's byte classes, and each layer below (and the token partition) is
 filled on first use, so the first mask is ready as soon as the start state's groups are
-classified. The second state's mask then classifies, for as long as the first mask took or
+classified (under ``max_chars`` budgets, the first mask runs the survey below). The second
+state's mask surveys small grammars (:meth:`MaskEngine._survey`), or else classifies, for as
+long as the first mask took or
 :data:`LIKELY_MIN_SECONDS`, the contexts a random walk is expected to meet most often
 (:meth:`MaskEngine._classify_likely`), so that later masks rarely stop to classify one; a
 later mask that stops anyway for long (:data:`STALL_SECONDS`) classifies the contexts likely
@@ -35,6 +37,7 @@ import numpy.typing as npt
 
 from grammarkit.automata.compiled import CompiledGrammar
 from grammarkit.decode.bitmask import Words, clear_bits, set_bits
+from grammarkit.decode.char_budget import allowed_ranks, most_code_points
 from grammarkit.decode.earley_core import EarleyCore, Frame, ParseState
 from grammarkit.decode.state_automaton import StateAutomaton, StateKey
 from grammarkit.decode.token_classes import Context, TokenClassifier, classified_groups, union_of
@@ -105,6 +108,12 @@ class MaskEngine:
         :func:`classified_groups`."""
         self.surveyed = False
         """Whether every state's mask was computed (:meth:`_survey`)."""
+        self._longest: dict[StateKey, int] | None = {} if compiled.char_deadlines else None
+        """Under character budgets, per cached mask the most code points of a token it allows
+        (see :meth:`longest_token`)."""
+        self._survey_at = 1 if compiled.char_deadlines else 2
+        """The computed mask that runs the survey: the first under character budgets, else
+        the second (see :meth:`_survey`)."""
         self._pending: Callable[[MaskEngine], None] | None = None
 
     @property
@@ -164,14 +173,19 @@ class MaskEngine:
             if (way is not None and len(self.routes) < MAX_ROUTES
                     and (way[0] is None or way[0] in self.routes)):
                 self.routes[key] = way
-        if self._computed == 2 and not self.surveyed:
+        start = time.perf_counter()
+        if self._computed == self._survey_at and not self.surveyed:
             if self._survey():
                 found = self._masks.get(key)
                 if found is not None:
+                    if self._computed == 1:
+                        self._first_seconds = time.perf_counter() - start
                     return found
-            else:
+            elif self._computed == 2:
                 self._classify_likely(state)
-        start = time.perf_counter()
+            start = time.perf_counter()
+        elif self._computed == 2 and not self.surveyed:
+            self._classify_likely(state)  # the survey with the first mask gave up
         spent, classified = time.process_time(), self.classifier.num_computed
         words = self._compute(state, key)
         if self._computed == 1:
@@ -183,11 +197,25 @@ class MaskEngine:
         self._keep(key, words)
         return words
 
-    def _keep(self, key: StateKey, words: Words) -> None:
+    def longest_token(self, key: StateKey) -> int | None:
+        """The most code points of an ordinary token the cached mask of the state keyed
+        ``key`` allows by its bytes (kept under character budgets only, else ``None``)."""
+        return None if self._longest is None else self._longest.get(key)
+
+    def _keep(self, key: StateKey, words: Words,
+              accepted: npt.NDArray[np.int64] | None = None) -> None:
+        """Cache ``words``, the mask of the state keyed ``key``; ``accepted``: the ranks it
+        allows by their bytes, if known."""
         words.setflags(write=False)
         self._masks[key] = words
+        if self._longest is not None:
+            if accepted is None:
+                accepted = allowed_ranks(words, self.index)
+            self._longest[key] = most_code_points(self.index, accepted)
         if len(self._masks) > MASK_CACHE_SIZE:
-            self._masks.popitem(last=False)
+            evicted, _ = self._masks.popitem(last=False)
+            if self._longest is not None:
+                self._longest.pop(evicted, None)
 
     def _survey(self) -> bool:
         """Compute the mask of every state ordinary tokens reach from the start, breadth
@@ -199,6 +227,12 @@ class MaskEngine:
         grammars (an enum-and-boolean schema: 174 states, 60–90 ms) then never stop for a
         mask again, as after xgrammar's compilation; larger ones stop at the first bound, keeping
         the masks of the states nearest the start.
+
+        Runs with the second computed mask (the first is ready without it), or with the first
+        where rules have ``max_chars`` budgets: their masks still stop for deadline walks
+        (1–10 ms) after a survey, and budgets keep generations short (15–33 tokens in
+        ``benchmarks/decode_vs_xgrammar.py``), so a survey stall at the second mask would be
+        their slowest mask by far (xgrammar compiles every mask before the first too).
         """
         automaton, partition, tokens = self.automaton, self.partition, self.index.tokens
         representative = partition.representative  # grouped first (classifications need it)
@@ -218,7 +252,7 @@ class MaskEngine:
                 accepted = partition.member_ranks(partition.group_of[walk.accepted])
                 set_bits(words, self.index.ids[accepted])
                 self._add_token_edges(words, automaton.state(number))
-                self._keep(key, words)
+                self._keep(key, words, accepted)
             arrived, first_of = np.unique(walk.arrived, return_index=True)
             for successor, at in zip(arrived.tolist(), first_of.tolist(), strict=True):
                 if successor not in seen:
@@ -308,7 +342,11 @@ class MaskEngine:
 
     def has_token_edges(self, state: ParseState) -> bool:
         """Whether some group of ``state`` can take a ``Token``/``ExcludeToken`` edge."""
-        return any(self.core.token_edges(config) for _, config in state.groups)
+        token_edges = self.core.token_edges
+        for _, config in state.groups:
+            if token_edges(config):
+                return True
+        return False
 
     def next_bytes(self, state: ParseState) -> bytes:
         """The bytes that can follow ``state``, ascending."""

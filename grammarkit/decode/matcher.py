@@ -310,10 +310,12 @@ class TokenMatcher:
         """The allowed ordinary and ``Token(...)`` ids after ``state`` (the latest step's, or
         its live state)."""
         engine = self._engine
-        words = engine.mask(state, engine.state_key(state, self._frame_keys), route)
+        key = engine.state_key(state, self._frame_keys)
+        words = engine.mask(state, key, route)
         if self._chars is not None:
             by_edges = engine.token_edge_words(state) if engine.has_token_edges(state) else None
-            words = self._chars.refined(self._chars.cursor(state), words, engine.index, by_edges)
+            words = self._chars.refined(self._chars.cursor(state), words, engine.index, by_edges,
+                                        engine.longest_token(key))
         return words
 
     def _live(self, step: _Step) -> ParseState:

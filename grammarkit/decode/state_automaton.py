@@ -16,11 +16,23 @@ promises the same continuations up to that many bytes, which is all a mask or a 
 looks at, so the middle of ``[a-z]{0,100000}`` is one state and one cached mask.
 
 Byte steps between numbers are computed with the recognizer the first time they are needed and
-kept in a dense ``[states, 256]`` table (one step fills a byte's whole class); a token walk
-then runs every candidate token through the table column by column, like a byte DFA, and only
-unseen ``(state, byte)`` pairs cost a parser step. Because the table is shared by all masks of a grammar, tokens sharing a prefix
-share its steps within one mask (a token-trie walk) and across masks. Only one token per group
-of a :class:`~grammarkit.decode.token_partition.TokenPartition` is walked.
+kept in a dense ``[states, 256]`` table; one step fills every byte that leads each group of the
+state to the same configuration (a parser step depends on nothing else), so a string body's
+characters cost one step however many byte classes the grammar's other rules split them into.
+A token walk then runs every candidate token through the table column by column, like a byte
+DFA, and only unseen ``(state, byte)`` pairs cost a parser step. Because the table is shared by
+all masks of a grammar, tokens sharing a prefix share its steps within one mask (a token-trie
+walk) and across masks. Only one token per group of a
+:class:`~grammarkit.decode.token_partition.TokenPartition` is walked.
+
+Tokens that *settle* are accepted without being walked: in the first columns of a large walk,
+a token in a state that loops (a string body), or whose next byte leads its state to the loop
+most of its bytes lead to (the first character off a key's declared prefix), is accepted there
+if every later byte loops, or if its later bytes are whole UTF-8 characters, each one-byte one
+looping, and every multi-byte character leads the loop back to itself. Byte classes tell this
+per token group (:class:`SuffixClasses`), so a JSON key or string state walks only the tokens
+that start with a declared key's next letter or hold a quote, a backslash or a broken
+character.
 
 *Local* states support :mod:`grammarkit.decode.token_classes`: one group parsed on its own (with
 the rules it calls), over a *bottom* frame that predicted the same configuration as the group's
@@ -67,8 +79,18 @@ SCALAR_TAIL = 8
 """Walks finish token by token once this few tokens remain (saves numpy calls per column)."""
 
 LOOP_RANKS = 4096
-"""Walks over more tokens than this first accept, without walking them, the tokens made only
-of bytes that lead the start state back to itself (string bodies, runs of spaces)."""
+"""Walks over more tokens than this accept, without walking them, the tokens whose bytes from
+column ``k < LOOP_COLUMNS`` on all lead their state at ``k`` back to itself (string bodies, runs
+of spaces: after a key's first bytes, most tokens)."""
+
+LOOP_COLUMNS = 3
+"""Columns before which walks look for tokens that only loop (see :data:`LOOP_RANKS`)."""
+
+LOOP_MIN_RANKS = 64
+"""States holding fewer tokens at a column are not checked for loops..."""
+
+LOOP_SHARE = 16
+"""... nor those holding less than this fraction of them."""
 
 PRUNE_GROUPS = 256
 """Groups of one first byte class beyond which :meth:`StateAutomaton.candidate_groups` keeps
@@ -119,8 +141,10 @@ class StateAutomaton:
         self.partition = partition
         self.horizon = int(index.columns.shape[0]) + 1
         """Bytes a key must keep exact: one more than the longest token."""
+        self._suffixes = SuffixClasses(partition, index)
         self._signatures: dict[tuple[int, tuple[tuple[int, int], ...], Follow | None], int] = {}
         self._scannable: dict[int, npt.NDArray[np.bool_]] = {}
+        self._rows: dict[int, npt.NDArray[np.int64]] = {}
         self.epoch = -1
         """How many times the automaton started afresh (state numbers of another epoch mean
         other states)."""
@@ -136,6 +160,8 @@ class StateAutomaton:
         self._rescuable = np.zeros((64, 256), dtype=np.bool_)
         self._frame_keys: dict[Frame, int] = {}
         self._loops: dict[int, int] = {}
+        self._closing: dict[int, bool] = {}
+        self._settlings: dict[int, tuple[npt.NDArray[np.bool_], int, int] | None] = {}
 
     @property
     def nbytes(self) -> int:
@@ -276,10 +302,25 @@ class StateAutomaton:
         return memo[frame]
 
     def _step(self, number: int, byte: int) -> None:
-        """Fill the table entries of ``number`` for every byte of ``byte``'s class."""
+        """Fill the table entries of ``number`` for every byte that leads each group of state
+        ``number`` to the same configuration as ``byte`` does: a parser step depends only on
+        those configurations, so one step serves them all (a string body's characters are one
+        step, however many byte classes the grammar's other rules split them into)."""
         after = self.core.advance(self._states[number], bytes((byte,)))
         target = -1 if after is None else self.number(after)
-        self._table[number, self.partition.same_class[byte]] = target
+        alike: npt.NDArray[np.bool_] | None = None
+        for _, config in self._states[number].groups:
+            row = self._row(config)
+            same = row == row[byte]
+            alike = same if alike is None else alike & same
+        self._table[number, alike] = target
+
+    def _row(self, config: int) -> npt.NDArray[np.int64]:
+        """The configuration each byte leads ``config`` to (``-1``: rejected), as an array."""
+        found = self._rows.get(config)
+        if found is None:
+            found = self._rows[config] = np.asarray(self.core.byte_row(config), dtype=np.int64)
+        return found
 
     # -- walks -----------------------------------------------------------------------------------
     def walk(self, start: int, ranks: npt.NDArray[np.int64]) -> Walk:
@@ -303,27 +344,24 @@ class StateAutomaton:
             state = self._states[start]
             self._reset()
             start = self.number(state)
+        out: _Parts = ([], [], [])
+        self._walk_columns(0, ranks, np.full(len(ranks), start, dtype=np.int64), out)
+        return Walk(*(_joined(part) for part in out))
+
+    def _walk_columns(self, first: int, ranks: npt.NDArray[np.int64],
+                      current: npt.NDArray[np.int64], out: _Parts) -> None:
+        """Walk ``ranks`` from column ``first`` on, each from its state in ``current``."""
         columns = self._index.columns
-        accepted: list[npt.NDArray[np.int64]] = []
-        failed: list[npt.NDArray[np.int64]] = []
-        arrived: list[npt.NDArray[np.int64]] = []
-        loop = (self._loop_classes(start)
-                if len(ranks) > LOOP_RANKS and self.partition.num_classes <= 64 else 0)
-        sets = self.partition.class_sets_of(ranks) if loop else None
-        if sets is not None:
-            inside = (sets & np.uint64(~loop & (1 << 64) - 1)) == 0
-            accepted.append(ranks[inside])
-            arrived.append(np.full(int(inside.sum()), start, dtype=np.int64))
-            ranks = ranks[~inside]
+        accepted, failed, arrived = out
         lengths = self._index.lengths[ranks].astype(
             np.int16 if columns.shape[0] < 1 << 15 else np.int32)
         by_length = np.argsort(lengths, kind="stable")  # a radix sort (16 bits): the tokens
         ranks, lengths = ranks[by_length], lengths[by_length]  # ending at a column come first
-        current = np.full(len(ranks), start, dtype=np.int64)
+        current = current[by_length]
         passed = np.zeros(len(ranks), dtype=np.bool_)
-        for k in range(columns.shape[0] + 1):
+        for k in range(first, columns.shape[0] + 1):
             if len(ranks) <= SCALAR_TAIL:
-                self._finish(k, ranks, current, passed, (accepted, failed, arrived))
+                self._finish(k, ranks, current, passed, out)
                 break
             ending = int(np.searchsorted(lengths, k, side="right"))
             if ending:
@@ -333,6 +371,18 @@ class StateAutomaton:
                     passed[ending:], lengths[ending:]
             if not len(ranks):
                 break
+            if k < LOOP_COLUMNS and len(ranks) > LOOP_RANKS and self.partition.is_grouped:
+                settled = self._settled(k, ranks, current)
+                if settled is not None:
+                    inside, ending_in = settled
+                    accepted.append(ranks[inside])
+                    arrived.append(ending_in[inside])
+                    outside = ~inside
+                    ranks, current, passed, lengths = ranks[outside], current[outside], \
+                        passed[outside], lengths[outside]
+                    if len(ranks) <= SCALAR_TAIL:
+                        self._finish(k, ranks, current, passed, out)
+                        break
             pairs = current * 256 + columns[k, ranks]
             if k:
                 passed |= self._rescuable.reshape(-1)[pairs]
@@ -348,7 +398,104 @@ class StateAutomaton:
                 ranks, following, passed, lengths = ranks[live], following[live], passed[live], \
                     lengths[live]
             current = following.astype(np.int64)
-        return Walk(_joined(accepted), _joined(failed), _joined(arrived))
+
+    def _settled(self, k: int, ranks: npt.NDArray[np.int64], current: npt.NDArray[np.int64]
+                 ) -> tuple[npt.NDArray[np.bool_], npt.NDArray[np.int64]] | None:
+        """Which of ``ranks``, in states ``current`` before their byte ``k``, are accepted
+        because their bytes from there on settle in a loop (:meth:`_settling`), and the
+        states they end in; ``None`` if no state holding many of them settles."""
+        counts = np.bincount(current)
+        hubs = np.flatnonzero(counts >= max(LOOP_MIN_RANKS, len(ranks) // LOOP_SHARE))
+        inside: npt.NDArray[np.bool_] | None = None
+        ending = current
+        for state in hubs.tolist():
+            settling = self._settling(state)
+            if settling is None or settling[2] != state and k + 1 >= LOOP_COLUMNS:
+                continue
+            leading, loop, target = settling
+            at = np.flatnonzero(current == state)
+            if target == state:
+                at = at[self._loops_from(k, ranks[at], target, loop)]
+            else:
+                first = self.partition.classes[self._index.columns[k, ranks[at]]]
+                at = at[leading[first]]
+                at = at[self._loops_from(k + 1, ranks[at], target, loop)]
+            if inside is None:
+                inside = np.zeros(len(ranks), dtype=np.bool_)
+                ending = current.copy()
+            inside[at] = True
+            ending[at] = target
+        return None if inside is None else (inside, ending)
+
+    def _loops_from(self, k: int, ranks: npt.NDArray[np.int64], number: int, loop: int
+                    ) -> npt.NDArray[np.bool_]:
+        """Whether each token's bytes from column ``k`` on lead state ``number`` back to
+        itself: each byte has a class in ``loop``, the classes ``number`` loops on, or (if
+        every multi-byte character leads ``number`` back to itself and no class of ``loop``
+        mixes parts of UTF-8 sequences) they are whole characters, each one-byte one in
+        ``loop``. Tokens of a group follow the same path through the automaton and, on these
+        classes, split into the same characters, so the group's representative tells."""
+        suffixes = self._suffixes
+        inside = suffixes.within(k, ranks, loop)
+        if not loop & suffixes.mixed and self._closes_characters(number) and not inside.all():
+            inside |= (suffixes.within(k, ranks, loop | suffixes.multibyte)
+                       & suffixes.whole_characters(k, ranks))
+        return inside
+
+    def _closes_characters(self, number: int) -> bool:
+        """Whether every valid multi-byte UTF-8 character leads state ``number`` back to
+        itself (a string body that takes any non-ASCII character), on bytes of classes that
+        tell UTF-8 sequences apart (:attr:`SuffixClasses.multibyte`)."""
+        found = self._closing.get(number)
+        if found is None:
+            found = True
+            multibyte = self._suffixes.multibyte
+            representatives = [int(self.partition.class_bytes[c])
+                               for c in range(self.partition.num_classes) if multibyte >> c & 1]
+            pending, seen = [(0, number)], {(0, number)}
+            while pending and found:
+                position, state = pending.pop()
+                for byte in representatives:
+                    following = int(_UTF8[position, byte])
+                    if following < 0:
+                        continue
+                    if self._table[state, byte] == UNKNOWN:
+                        self._step(state, byte)
+                    after = int(self._table[state, byte])
+                    if after < 0 or following == 0 and after != number:
+                        found = False
+                        break
+                    if following and (following, after) not in seen:
+                        seen.add((following, after))
+                        pending.append((following, after))
+            self._closing[number] = found
+        return found
+
+    def _settling(self, number: int) -> tuple[npt.NDArray[np.bool_], int, int] | None:
+        """``(leading, loop, target)``: ``target`` is ``number`` if it loops, else the state
+        most of its bytes lead to, if that loops; ``leading[c]`` tells whether class ``c``
+        leads ``number`` to ``target`` and ``loop`` holds the classes ``target`` loops on (bit
+        ``c`` for class ``c``). A token whose next byte leads there and every later byte loops
+        is accepted and ends in ``target`` (``number`` itself in a string body; the state after
+        the first character off a key's declared prefix)."""
+        if number not in self._settlings:
+            found = None
+            classes = self.partition.classes
+            loop = self._loop_classes(number)
+            row = self._table[number]
+            target = number
+            if not loop:
+                targets = row[row >= 0]
+                if len(targets):
+                    values, counts = np.unique(targets, return_counts=True)
+                    target = int(values[np.argmax(counts)])
+                    loop = self._loop_classes(target)
+            if loop:
+                leading = np.zeros(self.partition.num_classes, dtype=np.bool_)
+                leading[classes[row == target]] = True
+                found = (leading, loop, target)
+            self._settlings[number] = found
+        return self._settlings[number]
 
     def _loop_classes(self, number: int) -> int:
         """The byte classes leading state ``number`` back to itself (bit ``c`` for class
@@ -404,6 +551,134 @@ class StateAutomaton:
             if table[pair >> 8, pair & 255] == UNKNOWN:
                 self._step(pair >> 8, pair & 255)
                 table = self._table
+
+
+class SuffixClasses:
+    """Per token, the byte classes of its bytes from column ``k`` on, for ``k`` below
+    :data:`LOOP_COLUMNS` (bit ``c % 64`` of word ``c // 64`` for class ``c``); kept per group
+    of the partition once it is grouped (its tokens have the same classes), computed for the
+    ranks asked before that."""
+
+    def __init__(self, partition: TokenPartition, index: TokenIndex):
+        self._partition = partition
+        self._index = index
+        self.words = (partition.num_classes + 63) // 64
+        self._per_group: npt.NDArray[np.uint64] | None = None
+        self._whole: npt.NDArray[np.bool_] | None = None
+        classes = partition.classes
+        uniform = [bool((_UTF8[:, classes == c] == _UTF8[:, [int(partition.class_bytes[c])]])
+                        .all()) for c in range(partition.num_classes)]
+        high = [bool((np.flatnonzero(classes == c) >= 0x80).any())
+                for c in range(partition.num_classes)]
+        self.multibyte = sum(1 << c for c in range(partition.num_classes)
+                             if uniform[c] and int(partition.class_bytes[c]) >= 0x80)
+        """The classes of bytes >= 0x80 whose bytes play one part in UTF-8 sequences (so a
+        class sequence tells whether its bytes are whole characters)."""
+        self.mixed = sum(1 << c for c in range(partition.num_classes)
+                         if high[c] and not uniform[c])
+        """The classes holding bytes >= 0x80 that play different parts."""
+
+    def whole_characters(self, k: int, ranks: npt.NDArray[np.int64]) -> npt.NDArray[np.bool_]:
+        """Whether each token's bytes from column ``k`` on are whole UTF-8 characters, and so
+        are those before (read from each group's representative: meaningful for tokens whose
+        non-ASCII bytes are all of :attr:`multibyte` classes)."""
+        partition = self._partition
+        if partition.is_grouped:
+            if self._whole is None:
+                self._whole = self._whole_characters(partition.representative)
+            return self._whole[k][partition.group_of[ranks]]
+        return self._whole_characters(ranks)[k]
+
+    def _whole_characters(self, ranks: npt.NDArray[np.int64]) -> npt.NDArray[np.bool_]:
+        """``[LOOP_COLUMNS, len(ranks)]``: valid UTF-8, longer than ``k`` bytes, with a
+        character boundary at ``k``."""
+        columns, lengths = self._index.columns, self._index.lengths[ranks]
+        by_length = np.argsort(-lengths, kind="stable")
+        longer = np.searchsorted(-lengths[by_length], -np.arange(columns.shape[0]),
+                                 side="left")  # longer[k]: how many tokens have more than k bytes
+        table = np.where(_UTF8 < 0, len(_UTF8), _UTF8)
+        table = np.vstack([table, np.full(256, len(_UTF8))])  # invalid: a sink
+        state = np.zeros(len(ranks), dtype=np.int64)
+        boundary = np.zeros((LOOP_COLUMNS, len(ranks)), dtype=np.bool_)
+        boundary[0] = True
+        for k in range(columns.shape[0]):
+            alive = by_length[: longer[k]]
+            if not len(alive):
+                break
+            state[alive] = table[state[alive], columns[k, ranks[alive]]]
+            if k + 1 < LOOP_COLUMNS:
+                boundary[k + 1] = state == 0
+        return boundary & (state == 0) & (lengths > np.arange(LOOP_COLUMNS)[:, None])
+
+    def within(self, k: int, ranks: npt.NDArray[np.int64], classes: int
+               ) -> npt.NDArray[np.bool_]:
+        """Whether each token's bytes from column ``k`` on all have one of ``classes`` (bit
+        ``c`` for class ``c``)."""
+        partition = self._partition
+        if partition.is_grouped:
+            if self._per_group is None:
+                self._per_group = self._computed(partition.representative)
+            sets, rows = self._per_group[k], partition.group_of[ranks]
+        else:
+            sets, rows = self._computed(ranks)[k], np.arange(len(ranks))
+        outside = np.zeros(len(ranks), dtype=np.bool_)
+        for w in range(self.words):
+            other = ~np.uint64((classes >> (64 * w)) & ((1 << 64) - 1))
+            if other:
+                outside |= (sets[w][rows] & other) != 0
+        return ~outside
+
+    def _computed(self, ranks: npt.NDArray[np.int64]) -> npt.NDArray[np.uint64]:
+        """``[LOOP_COLUMNS, words, len(ranks)]``."""
+        classes = self._partition.classes
+        columns = self._index.columns
+        lengths = self._index.lengths[ranks]
+        by_length = np.argsort(-lengths, kind="stable")
+        longer = np.searchsorted(-lengths[by_length], -np.arange(columns.shape[0]),
+                                 side="left")  # longer[k]: how many tokens have more than k bytes
+        found = np.zeros((LOOP_COLUMNS, self.words, len(ranks)), dtype=np.uint64)
+        for w in range(self.words):
+            bits = np.where(classes // 64 == w,
+                            np.left_shift(np.uint64(1), (classes % 64).astype(np.uint64)),
+                            np.uint64(0))
+            sets = np.zeros(len(ranks), dtype=np.uint64)
+            for k in range(columns.shape[0] - 1, -1, -1):
+                alive = by_length[: longer[k]]
+                if len(alive):
+                    sets[alive] |= bits[columns[k, ranks[alive]]]
+                if k < LOOP_COLUMNS:
+                    found[k, w] = sets
+        return found
+
+
+def _utf8_table() -> npt.NDArray[np.int64]:
+    """``[position, byte]``: the UTF-8 decoder's next position (0: between characters; 1-7:
+    inside one, by what may follow) or ``-1`` (invalid)."""
+    table = np.full((8, 256), -1, dtype=np.int64)
+    table[0, :0x80] = 0
+    table[0, 0xC2:0xE0] = 1
+    table[0, 0xE0] = 3
+    table[0, 0xE1:0xED] = table[0, 0xEE:0xF0] = 2
+    table[0, 0xED] = 4
+    table[0, 0xF0] = 5
+    table[0, 0xF1:0xF4] = 6
+    table[0, 0xF4] = 7
+    table[1, 0x80:0xC0] = 0
+    table[2, 0x80:0xC0] = 1
+    table[3, 0xA0:0xC0] = 1
+    table[4, 0x80:0xA0] = 1
+    table[5, 0x90:0xC0] = 2
+    table[6, 0x80:0xC0] = 2
+    table[7, 0x80:0x90] = 2
+    return table
+
+
+_UTF8 = _utf8_table()
+
+_Parts = tuple[list[npt.NDArray[np.int64]], list[npt.NDArray[np.int64]],
+               list[npt.NDArray[np.int64]]]
+"""Accepted ranks, ranks failed after a rescuable pair, and the states accepted ranks end in,
+as lists of arrays to join."""
 
 
 def _joined(parts: list[npt.NDArray[np.int64]]) -> npt.NDArray[np.int64]:

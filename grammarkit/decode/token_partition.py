@@ -279,48 +279,94 @@ def _group_tokens(classes: npt.NDArray[np.int64],
     """The group of each rank and one rank per group, for the byte ``classes``.
 
     Tokens start grouped by length; each pass refines the groups of the tokens still long
-    enough by a few more columns of byte classes packed into one int64 key.
+    enough by a few more columns of byte classes packed into one int64 key. Tokens are taken
+    longest first, so those still long enough are a prefix of that order.
     """
     bits = max(1, int(classes.max()).bit_length())
     per_pass = max(1, (62 - index.num_tokens.bit_length()) // bits)
-    lengths = index.lengths.astype(np.int64)
-    group = lengths.copy()  # ids of finished tokens; each pass numbers its groups afresh
-    next_id = int(lengths.max(initial=0)) + 1
-    alive = np.arange(index.num_tokens, dtype=np.int64)
-    dense = lengths.copy()  # the current groups of ``alive``, numbered from 0
+    order, longer = _longest_first(index)
+    table = classes.astype(np.uint8)  # at most 256 classes
+    group = index.lengths.astype(np.int64)  # ids of finished tokens; each pass numbers afresh
+    next_id = int(group.max(initial=0)) + 1
+    dense = group  # the current groups of the tokens still long enough, numbered from 0
     for k in range(0, index.columns.shape[0], per_pass):
-        longer = lengths[alive] > k
-        alive, keys = alive[longer], dense[longer]
-        everyone = len(alive) == index.num_tokens
-        if not len(alive):
+        alive = int(longer[k])
+        if not alive:
             break
+        everyone = not k  # the first pass (every token has a byte), in rank order
+        ranks = order[:alive]
+        keys = dense[:alive].copy()
         for column in index.columns[k: k + per_pass]:
             # past the end: padding, the same for tokens of one length
-            keys = (keys << bits) | classes[column if everyone else column[alive]]
+            np.left_shift(keys, bits, out=keys)
+            np.bitwise_or(keys, table[column if everyone else column[ranks]], out=keys)
         dense = _dense_ids(keys)
-        group[alive] = dense + next_id
-        next_id += len(alive)
+        if everyone:  # by length from now on: the tokens still long enough come first
+            group = dense + next_id
+            group, dense = group[order], dense[order]
+        else:
+            group[:alive] = dense + next_id
+        next_id += alive
     used = np.zeros(next_id, dtype=np.bool_)
     used[group] = True
-    group_of = (np.cumsum(used) - 1)[group]
+    group_of = np.empty(index.num_tokens, dtype=np.int64)
+    group_of[order] = (np.cumsum(used) - 1)[group]
     representative = np.empty(int(used.sum()), dtype=np.int64)
     representative[group_of] = np.arange(index.num_tokens, dtype=np.int64)
     return group_of, representative
 
 
+def _longest_first(index: TokenIndex) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.int64]]:
+    """The ranks of ``index`` longest first, and per column ``k`` how many tokens are longer
+    than ``k`` bytes (cached per index)."""
+    found = _LONGEST_FIRST.get(index)
+    if found is None:
+        lengths = index.lengths
+        order = np.argsort(-lengths.astype(np.int16), kind="stable")
+        longer = np.searchsorted(-lengths[order], -np.arange(index.columns.shape[0] + 1),
+                                 side="left")
+        found = _LONGEST_FIRST[index] = (order, longer)
+    return found
+
+
 def _dense_ids(keys: npt.NDArray[np.int64]) -> npt.NDArray[np.int64]:
-    """Equal keys get equal ids, numbered from 0."""
-    if not len(keys):
+    """Equal keys get equal ids, numbered from 0 (in no particular order).
+
+    Keys are placed in an open table of at least twice their number by a multiplicative hash;
+    each key takes as its owner the key written last into its slot if the two are *equal*
+    (compared whole, so a shared slot never merges different keys), and the others try again
+    with another multiplier. Every round settles at least the last writer of each slot. About
+    three times faster than sorting 248k keys (the sort was two thirds of the grouping).
+    """
+    count = len(keys)
+    if not count:
         return keys
-    order = np.argsort(keys, kind="stable")  # keys of byte-sorted tokens: runs to merge
-    ordered = keys[order]
-    starts = np.empty(len(keys), dtype=np.bool_)
-    starts[0] = True
-    np.not_equal(ordered[1:], ordered[:-1], out=starts[1:])
-    ids = np.empty(len(keys), dtype=np.int64)
-    ids[order] = np.cumsum(starts) - 1
-    return ids
+    bits = max(8, (2 * count - 1).bit_length())
+    table = np.empty(1 << bits, dtype=np.int64)
+    owner = np.empty(count, dtype=np.int64)
+    pending = np.arange(count, dtype=np.int64)
+    scrambled = keys.view(np.uint64)
+    multiplier = _GOLDEN
+    while len(pending):
+        slots = ((scrambled[pending] * np.uint64(multiplier)) >> np.uint64(64 - bits)
+                 ).astype(np.int64)
+        table[slots] = pending
+        owners = table[slots]
+        equal = keys[owners] == keys[pending]
+        owner[pending[equal]] = owners[equal]
+        pending = pending[~equal]
+        multiplier = (multiplier * _GOLDEN + 2) & 0xFFFF_FFFF_FFFF_FFFF  # odd again
+    owned = np.zeros(count, dtype=np.bool_)
+    owned[owner] = True
+    return (np.cumsum(owned) - 1)[owner]
+
+
+_GOLDEN = 0x9E3779B97F4A7C15
+"""An odd 64-bit multiplier (2**64 over the golden ratio) for :func:`_dense_ids`."""
 
 
 _PARTITIONS: weakref.WeakKeyDictionary[TokenIndex, dict[bytes, TokenPartition]] = (
     weakref.WeakKeyDictionary())
+
+_LONGEST_FIRST: weakref.WeakKeyDictionary[
+    TokenIndex, tuple[npt.NDArray[np.int64], npt.NDArray[np.int64]]] = weakref.WeakKeyDictionary()

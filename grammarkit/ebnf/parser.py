@@ -18,6 +18,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, replace
 from functools import lru_cache
 from itertools import pairwise
+from operator import attrgetter, itemgetter
 from typing import Any, ClassVar
 
 from grammarkit._gc import paused_gc
@@ -57,6 +58,10 @@ _TOKEN_NAMES = {
 }
 
 _ELEMENT_START = {"STRING", "CLASS", "IDENT", "MACRO", "LPAR"}
+
+
+_NAME, _NAME_SPAN, _LOOKAHEAD = attrgetter("name"), attrgetter("name_span"), attrgetter("lookahead")
+_FIRST, _SECOND = itemgetter(0), itemgetter(1)
 
 
 @dataclass(frozen=True)
@@ -120,21 +125,31 @@ def _span(token: GkToken) -> ast.Span:
     return ast.Span(token.start, max(token.end, token.start + 1))
 
 
-def parse(text: str, root: str = "root") -> ParseResult:
-    """Parse dialect ``text``; ``root`` names the rule a derivation starts from."""
+def parse(text: str, root: str = "root", *, lazy: bool = False) -> ParseResult:
+    """Parse dialect ``text``; ``root`` names the rule a derivation starts from.
+
+    With ``lazy``, the rules of a text certified plain (:func:`plain_text.read`), when
+    ``root`` likely reaches few of them first, have their bodies read when first used; the
+    diagnostics and the tree are the same.
+    """
     with paused_gc():
-        return _parse(text, root)
+        return _parse(text, root, lazy)
 
 
-def _parse(text: str, root: str) -> ParseResult:
+def _parse(text: str, root: str, lazy: bool) -> ParseResult:
     problems = _Problems()
-    lexed = _lex(text)
+    lexed = _lex(text, root, lazy)
     for d in lexed.diagnostics:
         phase = 1 if d.code == "GK109" else 0
         problems.add(phase, d.span.start if d.span else 0, d)
     rule_pieces: list[ast.Rule | list[tuple[list[GkToken], GkToken]]] = []
     definitions: list[tuple[str, ast.Span]] = []  # each rule name and where it is
-    for read in lexed.pieces:
+    read_rules = _LexedRegion not in map(type, lexed.pieces)
+    # every rule read from the text: maps at C speed do what the loops do
+    if read_rules:
+        rule_pieces = lexed.pieces  # type: ignore[assignment]
+        definitions = list(zip(map(_NAME, rule_pieces), map(_NAME_SPAN, rule_pieces)))
+    for read in () if read_rules else lexed.pieces:
         if isinstance(read, ast.Rule):
             definitions.append((read.name, read.name_span))  # type: ignore[arg-type]
             rule_pieces.append(read)
@@ -152,9 +167,9 @@ def _parse(text: str, root: str) -> ParseResult:
         if reference.name not in names:
             assert reference.span is not None
             _undefined(problems, suggester, reference.span.start, reference.name, reference.span)
-    rules: list[ast.Rule] = []
+    rules: list[ast.Rule] = rule_pieces if read_rules else []  # type: ignore[assignment]
     regex_macros: list[ast.RegexMacro] = []
-    for piece in rule_pieces:
+    for piece in () if read_rules else rule_pieces:
         if isinstance(piece, ast.Rule):
             rules.append(piece)
             continue
@@ -166,7 +181,7 @@ def _parse(text: str, root: str) -> ParseResult:
                 if builder.macros:
                     macros = builder.macros.values()
                     regex_macros.extend(m for m in macros if isinstance(m, ast.RegexMacro))
-    for rule in rules:
+    for rule in rules if any(map(_LOOKAHEAD, rules)) else ():
         if rule.lookahead is not None:
             problem = _lookahead_problem(rule.lookahead)
             if problem is not None:
@@ -209,14 +224,17 @@ class _Lexed:
     diagnostics: list[Diagnostic]
 
 
-def _lex(text: str) -> _Lexed:
+def _lex(text: str, root: str, lazy: bool) -> _Lexed:
     """Read the plain rules of ``text`` without tokens (:mod:`~grammarkit.ebnf.plain_text`)
     and lex the rest, region by region; the whole text at once if lexing finds a problem, so
     that lexical diagnostics and where rules start are exactly the whole text's."""
     if "\0" not in text:  # a NUL byte ends the text: the lexer knows what that means
         pieces: list[ast.Rule | _LexedRegion] = []
-        reading = plain_text.read(text)
+        reading = plain_text.read(text, lazy_from=root if lazy else None)
         comments = list(reading.comments)
+        if reading.pieces and Region not in map(type, reading.pieces):  # no region: as read
+            rules: list[Any] = reading.pieces
+            return _Lexed(rules, reading.references, rules[0].name_span, comments, [])
         for piece in reading.pieces:
             if isinstance(piece, ast.Rule):
                 pieces.append(piece)
@@ -276,8 +294,12 @@ def _rule_names(
 ) -> dict[str, int]:
     """Where each rule name is first defined, of ``definitions`` (every rule name and its
     span, in order); ``first``: where the text's first token is."""
-    names: dict[str, int] = {}
-    for name, span in definitions:
+    # without duplicates, one C-speed pass; with them, each later definition is reported
+    names = dict(zip(map(_FIRST, definitions), map(_FIRST, map(_SECOND, definitions))))
+    duplicated = len(names) < len(definitions)
+    if duplicated:
+        names = {}
+    for name, span in definitions if duplicated else ():
         if name in names:
             problems.add(
                 2,

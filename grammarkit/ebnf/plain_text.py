@@ -12,12 +12,23 @@ attribute block, or anything the lexer or the parser would report, except refere
 undefined rules (the caller checks those). That rule's text, up to the next line that starts
 a rule definition, becomes a :class:`Region` for the lexer and the parser.
 ``tests/ebnf/test_fast_paths.py`` checks that both paths agree on generated texts.
+
+Reading lazily (``read(text, lazy_from=root)``, what :meth:`Grammar.from_ebnf` asks for), a
+text whose every rule is certified plain by a few whole-text regular-expression passes
+(:func:`_unread_rules`) becomes rules whose bodies are read when first used: a big grammar's
+verdict pays for the rules it reaches, not for all of them. A text whose root reaches many
+rules through the first elements of their alternatives (a chain of rules, each an
+alternative of the one before) is read now: its first verdict reads them all anyway, and
+certifying them first would only add to that.
 """
 
 from __future__ import annotations
 
+import gc
 import re
 from dataclasses import dataclass, field
+from operator import itemgetter, methodcaller
+from typing import Any
 
 from grammarkit.ebnf import ast
 from grammarkit.ebnf.ast import Span
@@ -95,12 +106,21 @@ class Reading:
     order, as the lexer gives them."""
 
 
-def read(text: str) -> Reading:
-    """Read the plain rules of ``text``; leave the rest as regions."""
+def read(text: str, *, lazy_from: str | None = None) -> Reading:
+    """Read the plain rules of ``text``; leave the rest as regions.
+
+    With ``lazy_from`` (the root rule), a text of plain rules only (every reference defined,
+    no comment) whose first verdict likely reads few of them gives rules whose bodies and
+    spans are read when first used, exactly as reading them now would.
+    """
     reader = _Reader(text)
     pieces: list[ast.Rule | Region] = []
     if not text:
         return Reading(pieces, reader.references, reader.comments)
+    if lazy_from is not None:
+        unread = _unread_rules(reader, lazy_from)
+        if unread is not None:
+            return Reading(unread, [], [])
     start = _RULE_START.match(text)
     begin = 0  # where a region starting here would start: text before the first rule is in it
     while True:
@@ -151,18 +171,21 @@ class _Reader:
         references, comments = self.references, self.comments
         kept, kept_comments = len(references), len(comments)
         try:
-            return self._rule(start)
+            rule, kind, m = self._rule(start["name"], *start.span("name"), start.end())
+            return rule, self._next_rule(kind, m)
         except _NotPlain:
             del references[kept:]
             del comments[kept_comments:]
             raise
 
-    def _rule(self, start: re.Match[str]) -> tuple[ast.Rule, re.Match[str] | None]:
+    def _rule(self, name: str, name_start: int, name_end: int, pos: int
+              ) -> tuple[ast.Rule, str | None, re.Match[str]]:
+        """The rule called ``name`` (at ``[name_start, name_end)``) whose body starts at
+        ``pos``, and the kind and match of the token that ended it (the next rule's name and
+        ``::=``, or the end of the text)."""
         text, strings, classes, references = self.text, self.strings, self.classes, self.references
         match = _TOKEN.match
         new = _NEW_TUPLE
-        name = start["name"]
-        name_start, name_end = start.span("name")
         # the choices and the sequence being read, and those of the groups around them
         alternatives: list[ast.Expr] = []
         items: list[ast.Expr] = []
@@ -171,7 +194,7 @@ class _Reader:
         body: ast.Expr | None = None  # once a lookahead starts
         quantifiable = False
         high: int | None
-        pos = end = start.end()
+        end = pos
         while True:
             m = match(text, pos)
             if m is None:
@@ -220,7 +243,7 @@ class _Reader:
                     kind, m = self._after_lookahead(pos)
                     rule = ast.Rule(name, body, element, (), new(Span, (name_start, pos)),
                                     new(Span, (name_start, name_end)))
-                    return rule, self._next_rule(kind, m)
+                    return rule, kind, m
             elif kind == "open":
                 if len(open_groups) == MAX_DEPTH:
                     raise _NotPlain
@@ -307,7 +330,7 @@ class _Reader:
             raise _NotPlain
         rule = ast.Rule(name, self._body(items, alternatives, sequence_start, choices_start, end),
                         None, (), new(Span, (name_start, end)), new(Span, (name_start, name_end)))
-        return rule, self._next_rule(kind, m)
+        return rule, kind, m
 
     @staticmethod
     def _body(items: list[ast.Expr], alternatives: list[ast.Expr], sequence_start: int,
@@ -344,3 +367,163 @@ class _Reader:
                 return kind, m
             else:
                 raise _NotPlain
+
+
+# -- lazy reading ------------------------------------------------------------------------------
+
+_CERTIFIED_DEPTH = 12
+"""Group nesting certified by :data:`_SKELETON`; deeper rules are read now."""
+_NOT_AFTER_NAME = r"(?<![A-Za-z0-9_.\-])"
+"""Before a class: a class straight after a name is that name's attribute block."""
+_LINE_RULE = re.compile(rf"^[ \t]*+({_NAME})[ \t]*+::=", re.MULTILINE)
+"""A line starting a rule definition (name and ``::=`` on the line)."""
+_ATOMS = re.compile(rf"{PLAIN_STRING}|{_NOT_AFTER_NAME}({PLAIN_CLASS})")
+"""A literal, or a class (the group)."""
+_BRACES = re.compile(
+    rf"\{{{_SPACE}({_INTEGER}){_SPACE}"
+    rf"(?:,{_SPACE}(?:({_INTEGER})|-1(?![A-Za-z0-9_.\-\[]))?{_SPACE})?\}}")
+_NAMES = re.compile(f"({_NAME})")
+_LEFT_CORNER = re.compile(rf"[=|(]{_SPACE}({_NAME})")
+"""A name starting a rule's body (from its ``::=``), an alternative or a group."""
+_SPACES = re.compile(r"[ \t\r\n]++")
+_RULE_MARK, _ATOM_MARK = "\0", "\x01"
+"""What the skeleton of a text (:func:`_unread_rules`) has for a rule's start and an atom."""
+
+
+def _skeleton_pattern(depth: int) -> str:
+    """The skeleton of a plain rule body: atoms, groups nested up to ``depth - 1`` deep,
+    alternatives and one quantifier after an element (braces become ``*``)."""
+    starts_item = rf"(?=[{_ATOM_MARK}(])"
+    group = r"\(\)"
+    body = ""
+    for _ in range(depth):
+        item = rf"(?:{_ATOM_MARK}|{group})[*+?]?+"
+        body = rf"{starts_item}(?:{item}|\|{starts_item})++"
+        group = rf"\((?:{body})?\)"
+    return body
+
+
+_SKELETON = re.compile(rf"(?:{_RULE_MARK}{_skeleton_pattern(_CERTIFIED_DEPTH)})++")
+
+
+def _unread_rules(reader: _Reader, root: str) -> list[ast.Rule | Region] | None:
+    """The rules of ``reader``'s text, unread, if each is certified plain: what
+    :meth:`_Reader.rule` reads without fail, one after the other, with every reference
+    defined and no comment; ``None`` otherwise.
+
+    Certified by passes over the whole text: each line starting with a rule's name and
+    ``::=`` becomes a mark, each literal and class another, braces ``*``, names atoms; the
+    rest, without whitespace, must be a sequence of rule bodies (:data:`_SKELETON`). The
+    classes' ranges, the braces' bounds and the names are checked once per spelling.
+    """
+    text = reader.text
+    if _RULE_MARK in text or _ATOM_MARK in text:
+        return None
+    starts = list(_LINE_RULE.finditer(text))
+    if not starts or not _reaches_few(text, starts, root):
+        return None
+    # split, not findall and sub: one scan gives both the classes (names) and the skeleton
+    pieces = _ATOMS.split(_LINE_RULE.sub(_RULE_MARK, text))
+    classes = reader.classes
+    for spelling in set(pieces[1::2]):
+        if spelling is not None and spelling not in classes:
+            classes[spelling] = plain_class_value(spelling)
+            if classes[spelling] is None:  # a reversed range
+                return None
+    skeleton = _ATOM_MARK.join(pieces[::2])
+    for low, high in set(_BRACES.findall(skeleton)):
+        if high and int(high) < int(low):
+            return None
+    pieces = _NAMES.split(_BRACES.sub("*", skeleton))
+    defined = {start[1] for start in starts}
+    names = set(pieces[1::2])
+    if (not names <= defined or not names.isdisjoint(_NOT_NAMES | MACRO_NAMES)
+            or not defined.isdisjoint(_NOT_NAMES)):
+        return None
+    skeleton = _SPACES.sub("", _ATOM_MARK.join(pieces[::2]))
+    if _SKELETON.fullmatch(skeleton) is None:
+        return None
+    new: Any = _UnreadRule  # its body: the reader and where the rule's body starts
+    span = _NEW_TUPLE
+    return [new(start[1], (reader, start.end()), None, (), None, span(Span, start.span(1)))
+            for start in starts]
+
+
+def _reaches_few(text: str, starts: list[re.Match[str]], root: str) -> bool:
+    """Whether ``root`` reaches at most a tenth of the rules (or 1,000) through the names
+    that start an alternative or a group (what a first prediction reads), roughly: the
+    bodies are not parsed, and names inside literals may count."""
+    limit = max(1000, len(starts) // 10)
+    names = list(map(itemgetter(1), starts))
+    first = dict(zip(reversed(names), range(len(names) - 1, -1, -1)))  # first definitions
+    body_starts = list(map(methodcaller("end"), starts))  # after each `::=`
+    body_ends = [*map(methodcaller("start"), starts[1:]), len(text)]
+    seen, todo = {root}, [root]
+    while todo:
+        rule = first.get(todo.pop())
+        if rule is None:
+            continue
+        for name in _LEFT_CORNER.findall(text, body_starts[rule] - 1, body_ends[rule]):
+            if name not in seen:
+                seen.add(name)
+                todo.append(name)
+        if len(seen) > limit:
+            return False
+    return True
+
+
+_BODY_SLOT: Any = ast.Rule.__dict__["body"]
+_SPAN_SLOT: Any = ast.Rule.__dict__["span"]
+"""The slots of :class:`ast.Rule` that an unread rule's properties stand in for."""
+
+
+def _read_now(rule: ast.Rule) -> ast.Rule:
+    """Read an unread rule's body and span into it; it is then an ordinary :class:`ast.Rule`."""
+    pending = _BODY_SLOT.__get__(rule)
+    if pending.__class__ is tuple:  # (the reader, where the rule's body starts)
+        reader, offset = pending
+        name_start, name_end = rule.name_span  # type: ignore[misc]
+        collecting = gc.isenabled()
+        gc.disable()  # as when parsing (paused_gc, inline: it runs once per rule read)
+        try:
+            read, _, _ = reader._rule(rule.name, name_start, name_end, offset)
+        except _NotPlain:
+            raise AssertionError(f"rule `{rule.name}` was certified plain but is not") from None
+        finally:
+            if collecting:
+                if not gc.get_freeze_count():  # the new nodes join the oldest generation
+                    gc.freeze()
+                    gc.unfreeze()
+                gc.enable()
+        reader.references.clear()  # checked when the text was certified
+        _BODY_SLOT.__set__(rule, read.body)
+        _SPAN_SLOT.__set__(rule, read.span)
+    object.__setattr__(rule, "__class__", ast.Rule)
+    return rule
+
+
+class _UnreadRule(ast.Rule):
+    """A rule of a certified text whose body (and span, which ends with it) is read from the
+    text when first used; reading it makes it an ordinary :class:`ast.Rule`."""
+
+    __slots__ = ()
+
+    @property
+    def body(self) -> ast.Expr:
+        return _read_now(self).body
+
+    @property
+    def span(self) -> Span | None:
+        return _read_now(self).span
+
+    def __eq__(self, other: object) -> bool:
+        return _read_now(self) == other
+
+    def __hash__(self) -> int:
+        return hash(_read_now(self))
+
+    def __repr__(self) -> str:
+        return repr(_read_now(self))
+
+    def __reduce_ex__(self, protocol: Any) -> Any:
+        return _read_now(self).__reduce_ex__(protocol)

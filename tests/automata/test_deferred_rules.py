@@ -1,5 +1,6 @@
-"""Medium rules without calls are built lazily until inputs go deep into them, then minimized
-completely (``DEFER_ABOVE``, ``DEFERRED_STATES`` in :mod:`grammarkit.automata.compiled`).
+"""Medium rules are built lazily; once the decoder uses the grammar, those inputs go deep into
+are minimized completely (``DEFER_ABOVE``, ``DEFERRED_STATES`` in
+:mod:`grammarkit.automata.compiled`).
 
 A JSON object's key rules (``"\\"" ("a" | "\\\\u0061") ...``, a few hundred NFA states each) are
 all predicted where a key may come; only the key an input spells is built completely. The states
@@ -13,6 +14,8 @@ import random
 import re
 
 import pytest
+import xgrammar as xgr
+from xgrammar.testing import _get_matcher_from_grammar
 
 from grammarkit import Grammar
 from grammarkit.automata import compiled as compiled_module
@@ -65,13 +68,20 @@ def test_key_rules_are_deferred_and_verdicts_are_the_languages() -> None:
         assert grammar.matches(text) == bool(LANGUAGE.fullmatch(text)), text
 
 
-def test_an_entered_rule_is_completed_and_the_others_stay_lazy() -> None:
+def test_verdicts_leave_key_rules_lazy_and_the_decoder_completes_an_entered_one() -> None:
     grammar = Grammar.from_ebnf(GRAMMAR)
     assert grammar.matches('{"gammaglobin":1,"\\u0067ammaglobin":22}')
     compiled = grammar.compiled
     numbers = [compiled.rule_names.index(f"key{i}") for i in range(len(WORDS))]
+    assert set(numbers) <= compiled._deferred.keys()  # verdicts: all lazy
+    assert compiled._deferred[numbers[4]] > compiled_module.DEFERRED_STATES
+    tokens = [b"{", b"}", b",", b":", b'"', b"1", b"gamma", b"globin", b"alpha", b"</s>"]
+    matcher = TokenMatcher(grammar, Vocabulary(tokens, stop_ids=[len(tokens) - 1]))
     assert numbers[4] not in compiled._deferred  # gammaglobin: built completely
     assert {numbers[0], numbers[2], numbers[6]} <= compiled._deferred.keys()  # a, b, d
+    for token in (0, 4, 6, 7, 4, 3, 5, 2, 4, 6, 7, 4, 3, 5, 1):  # {"gammaglobin":1,"gam...1}
+        assert matcher.accept_token(token)
+    assert matcher.is_terminated() or matcher.accept_token(len(tokens) - 1)
 
 
 def _walk(tokens: list[bytes], seed: int) -> list[set[int]]:
@@ -102,3 +112,81 @@ def test_masks_are_those_of_the_rules_built_at_once(seed: int,
     monkeypatch.setattr(compiled_module, "DEFER_ABOVE", compiled_module.EAGER_LIMIT)
     assert _walk(tokens, seed) == deferred
     assert len(deferred) > 5
+
+
+CALLING = ("root ::= object\nobject ::= \"{\" (member (\",\" member)*)? \"}\"\nmember ::= "
+           + " | ".join(f'"\\"{word}\\"" ":" value' for word in WORDS)
+           + '\nvalue ::= object | [0-9]+ | "[" (value ("," value)*)? "]"\n')
+"""An object whose member rule (medium-sized) calls the recursive ``value`` rule."""
+
+
+def _calling_texts() -> list[str]:
+    rng = random.Random(11)
+
+    def key() -> str:
+        word = rng.choice(WORDS)
+        return word[:-1] if rng.random() < 0.1 else word
+
+    def value(depth: int, kind: float) -> str:
+        if depth > 2 or kind < 0.4:
+            return str(rng.randint(0, 99))
+        if kind < 0.7:
+            return "[" + ",".join(value(depth + 1, rng.random())
+                                  for _ in range(rng.randint(0, 2))) + "]"
+        return "{" + ",".join(f'"{key()}":{value(depth + 1, rng.random())}'
+                              for _ in range(rng.randint(0, 3))) + "}"
+
+    return ["{}", '{"alphabetic":1}', '{"alphabetic":{"deltaforce":[1,{}]}}'] + [
+        value(0, 0.9) for _ in range(120)]
+
+
+def test_a_verdict_leaves_a_medium_rule_with_calls_lazy() -> None:
+    grammar = Grammar.from_ebnf(CALLING)
+    compiled = grammar.compiled
+    member = compiled.rule_names.index("member")
+    source = compiled._rules[member]
+    assert compiled_module.DEFER_ABOVE < source.num_states and any(source.call_edges)
+    texts = _calling_texts()
+    matcher = _get_matcher_from_grammar(xgr.Grammar.from_ebnf(CALLING))
+    for text in texts:
+        matcher.reset()
+        expected = matcher.accept_string(text) and matcher.is_terminated()
+        assert grammar.matches(text) == expected, text
+    assert sum(map(grammar.matches, texts)) > 20
+    assert member in compiled._deferred  # read deep, never completed for verdicts
+    assert compiled._deferred[member] > compiled_module.DEFERRED_STATES
+
+
+def _calling_walk(grammar: Grammar, tokens: list[bytes], seed: int) -> list[set[int]]:
+    stop = len(tokens) - 1
+    matcher = TokenMatcher(grammar, Vocabulary(tokens, stop_ids=[stop]))
+    rng = random.Random(seed)
+    masks = []
+    for _ in range(60):
+        allowed = set(matcher.allowed_token_ids().tolist())
+        masks.append(allowed)
+        ordinary = sorted(allowed - {stop})
+        if not ordinary:
+            break
+        going_on = [t for t in ordinary if tokens[t] not in (b"}", b"]")]
+        assert matcher.accept_token(rng.choice(going_on if rng.random() < 0.85 and going_on
+                                               else ordinary))
+    return masks
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_masks_after_a_verdict_are_those_of_the_rules_built_at_once(
+        seed: int, monkeypatch: pytest.MonkeyPatch) -> None:
+    # the verdicts build the member rule lazily; the decoder then completes it (prefer_minimal)
+    tokens = [b"{", b"}", b",", b":", b'"', b"[", b"]", b"1", b"23", b"a", b"l", b"ph",
+              b"alpha", b"betic", b"bet", b"atrons", b'"gammaglobin"', b'"delta', b"force",
+              b'":', b'":{', b'":[', b"wings", b"e", b"t", b"</s>"]
+    verdicts_first = Grammar.from_ebnf(CALLING)
+    for text in _calling_texts():
+        verdicts_first.matches(text)
+    assert verdicts_first.compiled._deferred
+    walked = _calling_walk(verdicts_first, tokens, seed)
+    assert _calling_walk(Grammar.from_ebnf(CALLING), tokens, seed) == walked
+    monkeypatch.setattr(compiled_module, "DEFER_ABOVE", compiled_module.EAGER_LIMIT)
+    assert _calling_walk(Grammar.from_ebnf(CALLING), tokens, seed) == walked
+    assert len(walked) > 10

@@ -175,6 +175,26 @@ def test_a_chain_of_unions_becomes_one_choice() -> None:
     assert not any(automata[compiled.rule_names.index("r0")].call_edges)
 
 
+def test_a_chain_of_optional_members_keeps_its_continuations_as_calls() -> None:
+    # an object's optional properties in schema order: each continuation is called after its
+    # member and is a bare alternative too; merging it would put every later member into each
+    # rule's union (quadratic), and the continuation is built anyway
+    n = 200
+    rules = [f'after{k} ::= "," "k{k + 1}" ":" [0-9]+ after{k + 1} | after{k + 1}'
+             for k in range(n)]
+    text = "\n".join(['root ::= "{" "k0" ":" [0-9]+ after0 "}"', *rules, f'after{n} ::= ""'])
+    g = Grammar.from_ebnf(text)
+    matcher = _xgrammar(text)
+    for data in [b"{k0:1,k3:4,k150:7,k200:0}", b"{k0:1}", b"{k0:1,k3:4,k2:7}",
+                 b"{k0:1,k200:1,k200:1}", b"{k0:1,k201:1}"]:
+        assert g.matches(data) == _accepts(matcher, data), data
+    automata = g.compiled._rules
+    assert isinstance(automata, RuleAutomata)
+    for k in (0, 3, 150):
+        body = automata.union_body(g.compiled.rule_names.index(f"after{k}"))
+        assert body == g.ast.rule_map()[f"after{k}"].body  # two alternatives, nothing merged
+
+
 def test_unions_through_recursion_and_lazy_rules() -> None:
     g = Grammar.from_ebnf('root ::= a\na ::= "x" | b | a "z"\nb ::= "y" | a | c\n'
                           'c[lazy] ::= [0-9]+')
@@ -193,3 +213,30 @@ def test_rules_sharing_one_chain_pull_it_in_a_bounded_number_of_times() -> None:
     automata = compiled._rules
     assert isinstance(automata, RuleAutomata)
     assert automata._union_budget == 0  # 3,004 bodies pulled in all, not 50,000
+
+
+def _definitions_schema(count: int) -> dict[str, object]:
+    """``count`` object definitions referring to each other (as Kubernetes' 600 do), the root a
+    reference to the first."""
+    definitions = {f"io.example.v1.Kind{i}": {"type": "object", "properties": {
+        "name": {"type": "string"}, "replicas": {"type": "integer"},
+        "labels": {"type": "object", "additionalProperties": {"type": "string"}},
+        "child": {"$ref": f"#/definitions/io.example.v1.Kind{(i * 7 + 1) % count}"},
+        "items": {"type": "array",
+                  "items": {"$ref": f"#/definitions/io.example.v1.Kind{(i * 13 + 5) % count}"}}}}
+        for i in range(count)}
+    return {"definitions": definitions, "$ref": "#/definitions/io.example.v1.Kind0"}
+
+
+@pytest.mark.parametrize("order", ["schema", "any"])
+def test_a_verdict_builds_the_rules_of_the_definitions_an_instance_reaches(order: str) -> None:
+    instance = ('{"name":"web","replicas":3,"labels":{"app":"web"},'
+                '"child":{"name":"x","items":[{"replicas":1}]}}')
+    built = []
+    for count in (30, 120):
+        text = Grammar.from_json_schema(_definitions_schema(count), lenient=True,
+                                        property_order=order).to_ebnf()
+        grammar = Grammar.from_ebnf(text)
+        assert grammar.matches(instance) == _accepts(_xgrammar(text), instance.encode()) is True
+        built.append(sum(start >= 0 for start in grammar.compiled._starts))
+    assert built[0] == built[1] < 60  # what the instance reaches, not the definitions' number

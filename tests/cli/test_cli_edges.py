@@ -384,3 +384,19 @@ def test_a_file_name_with_a_nul_byte_is_a_usage_error(args: list[str], tmp_path:
     assert result.exit_code == 2, result.output
     assert "contains a NUL byte" in result.stderr and result.exception is not None
     assert isinstance(result.exception, SystemExit)
+
+
+def test_the_command_line_skips_the_final_collections_unless_xgrammar_is_loaded(
+        tmp_path: Path) -> None:
+    grammar = tmp_path / "g.ebnf"
+    grammar.write_text('root ::= "a"+\n')
+    code = ("import atexit, gc, sys\n{load}from grammarkit.cli import main\n"
+            "atexit.register(lambda: print('frozen', gc.get_freeze_count() > 0))\n"
+            f"main(['match', {str(grammar)!r}, 'aaa'])\n")
+    for load, frozen in (("", "True"), ("import xgrammar\n", "False")):
+        done = subprocess.run([sys.executable, "-c", code.format(load=load)], cwd=tmp_path,
+                              text=True, capture_output=True, check=False,
+                              env={**os.environ, "PYTHONPATH": str(Path(__file__).parents[2])})
+        assert done.returncode == 0, done.stderr
+        assert done.stdout.split() == ["accepted", "frozen", frozen]
+        assert "leaked" not in done.stderr  # nanobind's report of instances alive at exit

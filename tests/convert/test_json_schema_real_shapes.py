@@ -41,13 +41,39 @@ def test_a_name_declared_by_many_objects_is_spelled_once() -> None:
     schema = {"type": "object", "properties": {f"o{i}": shape for i in range(3)} | {
         f"p{i}": {**shape, "required": ["id"]} for i in range(3)}}
     text = Grammar.from_json_schema(schema).to_ebnf()
-    # "pl" of displayName, spelled in a row (the names' exclusion automaton nests it).
-    assert text.count('("p" | "\\\\u0070") ("l" | "\\\\u006" [Cc])') == 1
+    # displayName spelled once, each character through its shared rule (`char.p ::= "p" |
+    # "\\u0070"`), which the names' exclusion automaton uses too.
+    assert text.count("char.d char.i char.s char.p char.l") == 1
+    assert text.count('"\\\\u0070"') == 1
     g = Grammar.from_json_schema(schema)
     assert g.matches('{"o1": {"displayName": "x", "id": 1}, "p2": {"id": 2}}')
     assert g.matches('{"o1": {"\\u0064isplayName": "x"}, "p2": {"i\\u0064": 2}}')
     assert not g.matches('{"p2": {"displayName": "x"}}')
     assert not g.matches('{"o1": {"displayName": 1}}')
+
+
+
+def test_objects_of_many_optional_properties_write_each_entry_once() -> None:
+    """jreleaser, Kubernetes: objects of dozens of optional properties were 20-40% of the
+    grammar as `after-a ::= , b V after-b | after-b`, naming each next rule twice; the skip is
+    now `(, b V)? after-b`. The automaton states of other names are `s.N`, the names' letters
+    shared `char.X` rules."""
+    names = [f"option{letter}" for letter in "ABCDEFGH"]
+    shape = {"type": "object", "properties": {n: {"type": "integer"} for n in names}}
+    schema = {"type": "object", "properties": {"first": shape, "second": shape},
+              "required": ["second"]}
+    text = Grammar.from_json_schema(schema).to_ebnf()
+    # Defined, after optionB, and as the first property written in either object.
+    assert text.count("root.first.after-optionC") == 4
+    assert re.search(r'^root\.first\.after-optionB ::= \(ws "," ws key\.optionC ws ":" ws '
+                     r'json-integer\)\? root\.first\.after-optionC$', text, re.MULTILINE)
+    assert re.search(r"^s\.1 ::= json-char s\.1 \| \"\"$", text, re.MULTILINE)
+    assert 'key.optionA ::= "\\"" char.o char.p char.t char.i char.o char.n char.A "\\""' in text
+    assert accepts(schema, {"second": {}}, {"first": {"optionC": 1}, "second": {"optionA": 2}},
+                   {"second": {"optionB": 1, "optionH": 2, "other": [1]}}) == [True] * 3
+    assert accepts(schema, {}, '{"second": {"optionB": 1, "optionB": 2}}',
+                   {"second": {"optionH": 1, "optionB": 2}},
+                   {"second": {"optionC": "x"}}) == [False] * 4
 
 
 def test_constants_tested_against_one_large_pattern() -> None:
@@ -157,15 +183,21 @@ def test_one_of_without_a_discriminator_still_compares_branches() -> None:
                    {"kind": "c", "n": 1}, {"kind": "c"}) == [True, True, False, True, False]
 
 
-def _products(monkeypatch: Any) -> list[tuple[DFA, DFA]]:
-    """The automaton products string constraints build from now on (recorded)."""
-    found: list[tuple[DFA, DFA]] = []
+def _products(monkeypatch: Any) -> list[tuple[DFA, Any]]:
+    """The automaton products string constraints build from now on (recorded): with another
+    automaton, or with the strings other than some words."""
+    found: list[tuple[DFA, Any]] = []
 
     def counted(a: DFA, b: DFA) -> DFA:
         found.append((a, b))
         return automata.intersect(a, b)
 
+    def counted_words(a: DFA, words: Any) -> DFA:
+        found.append((a, words))
+        return automata.without_words(a, words)
+
     monkeypatch.setattr(strings_module, "intersect", counted)
+    monkeypatch.setattr(strings_module, "without_words", counted_words)
     return found
 
 

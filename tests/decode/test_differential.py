@@ -98,6 +98,12 @@ FEATURES: dict[str, Callable[[Vocabulary], str]] = {
     # character budgets: the rule ends where it can once it has matched N code points
     "max-chars": lambda v: ('root ::= "A: " v "." w\nv[max_chars=20] ::= [^.]*\n'
                             'w[max_chars=6] ::= "ok" [a-z ]*'),
+    # budgets surveyed with the first mask (a small grammar): a title, then words whose
+    # budget ends near every mask
+    "max-chars-words": lambda v: ('root ::= "{\\"title\\": \\"" title "\\", \\"words\\": [" '
+                                  '(quoted ", ")* quoted "]}"\nquoted ::= "\\"" word "\\""\n'
+                                  'title[max_chars=40] ::= [a-zA-Z ]*\n'
+                                  'word[max_chars=8] ::= [a-z]+'),
     # token budgets: a rule ends once N tokens have started inside it, where it can
     "max-tokens": lambda v: ('root ::= "{\\"thought\\": \\"" think "\\", \\"items\\": [" item '
                              '("," item)* "]}"\nthink[max_tokens=8] ::= [a-z ,.]*\n'

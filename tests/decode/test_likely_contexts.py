@@ -101,6 +101,32 @@ def test_surveyed_masks_are_those_computed_state_by_state(qwen36: Vocabulary,
     assert runs[0] == runs[1]
 
 
+@pytest.mark.parametrize("budget", [False, True])
+def test_budgets_move_the_survey_to_the_first_mask(qwen36: Vocabulary,
+                                                   monkeypatch: pytest.MonkeyPatch,
+                                                   budget: bool) -> None:
+    """Under ``max_chars`` the first mask surveys (their masks stop for deadline walks anyway,
+    and generations are short); else the second. The masks are those computed state by
+    state."""
+    rule = "w[max_chars=5]" if budget else "w"
+    grammar = Grammar.from_ebnf(f'root ::= "<" w (", " w)* ">"\n{rule} ::= [a-z]+')
+    runs = []
+    for states in (0, 256):
+        monkeypatch.setattr(mask_engine, "SURVEY_STATES", states)
+        monkeypatch.setattr(mask_engine, "SURVEY_SECONDS", 60.0)
+        engine_cache.clear()
+        matcher = TokenMatcher(grammar, qwen36)
+        runs.append(_walk(matcher, qwen36, 0, 1))
+        assert matcher._engine.surveyed == (budget and bool(states))
+        runs[-1] += _walk(matcher, qwen36, 0, 2)[1:]
+        assert matcher._engine.surveyed == bool(states)
+        for seed in (1, 2):
+            matcher.reset()
+            runs[-1] += _walk(matcher, qwen36, seed, 10)
+    engine_cache.clear()
+    assert runs[0] == runs[1]
+
+
 COUNTED_STRINGS = r"""
 root ::= "{" ws "\"a\":" ws text ws "," ws "\"b\":" ws text ws "}"
 text ::= "\"" [a-z ]{0,12} "\""

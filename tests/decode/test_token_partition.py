@@ -163,3 +163,49 @@ def test_tokens_looping_in_the_start_state_are_accepted_as_a_walk_accepts_them(
         if loop_ranks == 0:
             assert automaton._loop_classes(start)  # a string body loops
     assert walks[0] == walks[1] and len(walks[0][0]) > 100_000
+
+
+@given(st.lists(st.sampled_from([0, 1, -1, 2**62, -(2**62), 2**40, 2**40 + 1, 3 << 50, 7 << 58,
+                                 12345, -12345, 2**63 - 1, -(2**63)]), max_size=60),
+       st.lists(st.integers(-(2**63), 2**63 - 1), max_size=60), st.randoms(use_true_random=False))
+@settings(max_examples=200)
+def test_dense_ids_number_equal_keys_alike(crafted: list[int], drawn: list[int],
+                                           rng: random.Random) -> None:
+    from grammarkit.decode.token_partition import _dense_ids
+
+    values = crafted + drawn + [rng.choice(crafted + drawn + [0]) for _ in range(40)]
+    # many keys that differ only in their low or high bits share hash slots
+    values += [k << 48 for k in range(30)] + [k for k in range(0, 1 << 20, 1 << 15)]
+    keys = np.array(values, dtype=np.int64)
+    ids = _dense_ids(keys)
+    first: dict[int, int] = {}
+    for key, found in zip(keys.tolist(), ids.tolist(), strict=True):
+        assert first.setdefault(key, found) == found
+    assert sorted(set(first.values())) == list(range(len(first)))
+
+
+@given(st.lists(st.integers(0, 5), min_size=256, max_size=256),
+       st.sets(st.binary(min_size=1, max_size=24), min_size=1, max_size=120))
+@settings(max_examples=60, deadline=None)
+def test_groups_are_the_class_sequences_for_any_byte_classes(
+        raw_classes: list[int], tokens: set[bytes]) -> None:
+    from grammarkit.decode.token_index import TokenIndex
+
+    # numbered from 0 in order of appearance, as byte_classes numbers them
+    _, classes = np.unique(np.array(raw_classes, dtype=np.int64), return_inverse=True)
+    # long tokens, so that grouping takes several passes, and each with its bytes replaced by
+    # the first byte of their class, so that different tokens share class sequences
+    ordered = sorted(tokens) + [token * 4 for token in tokens]
+    first_of_class = np.unique(classes, return_index=True)[1][classes].tolist()
+    ordered = sorted({*ordered, *(bytes(first_of_class[b] for b in t) for t in ordered)})
+    index = TokenIndex(Vocabulary.from_tokens(ordered, special_ids=(), stop_ids=()))
+    partition = TokenPartition(classes.astype(np.int64), index)
+    table = classes.tolist()
+    by_sequence: dict[tuple[int, ...], int] = {}
+    for rank, token in enumerate(index.tokens):
+        group = by_sequence.setdefault(tuple(table[b] for b in token),
+                                       int(partition.group_of[rank]))
+        assert partition.group_of[rank] == group, token
+    assert len(by_sequence) == partition.num_groups
+    assert np.array_equal(partition.group_of[partition.representative],
+                          np.arange(partition.num_groups))

@@ -8,7 +8,7 @@ from pathlib import Path
 from unittest.mock import patch
 
 import pytest
-from hypothesis import given
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from benchmarks.grammar_texts import generated, undefined, varied
@@ -228,3 +228,131 @@ def test_a_huge_class_scans_as_the_careful_scanner_scans_it() -> None:
     fast._scan_common()
     assert fast.tokens[0].payload[0] == careful.tokens[0].payload[0]
     assert len(fast.tokens[0].payload[0].ranges) == 1200
+
+
+# -- lazy reading: rules certified plain by whole-text passes, bodies read when first used ----
+
+def _lazy_and_eager(text: str) -> tuple[plain_text.Reading, plain_text.Reading]:
+    return plain_text.read(text, lazy_from="root"), plain_text.read(text)
+
+
+def _certified(reading: plain_text.Reading) -> bool:
+    return bool(reading.pieces) and all(type(p) is plain_text._UnreadRule for p in reading.pieces)
+
+
+@given(st.sampled_from(("", "\n", "# head\n", "\0 ", "\x01")),
+       st.lists(st.tuples(st.sampled_from(("\n", "\r\n", "\n\n", "\n  ", " ", "\r", "\n# c\n")),
+                          _RULE),
+                min_size=1, max_size=5))
+def test_lazy_parsing_gives_what_reading_now_gives(head: str, rules: list[tuple[str, str]]) -> None:
+    """Whether or not the text is certified, a lazy parse has the same tree, spans and
+    diagnostics."""
+    text = head + "".join(separator + rule for separator, rule in rules)
+    lazy = parser.parse(text, lazy=True)
+    eager = parser.parse(text)
+    assert lazy.diagnostics == eager.diagnostics
+    assert repr(lazy.ast) == repr(eager.ast)
+
+
+_PLAIN_LEAVES = ('"a"', '"\\n"', '""', '"{3,1}"', '"[" ', '"]"', '"(" ', '"|"', '"#"', "[a-z]",
+                 "[^x]", "[]", '["]', "[(]", "[{]", "[b-a]", "[-]", "x", "root", "y", "undefined",
+                 "()", "true", "Token", "x[", '"\\q"', '"\\u00e9"', "-", ".a", "_")
+
+
+def _plain_element(depth: int) -> st.SearchStrategy[str]:
+    """Rule body text of plain tokens, with a few that are not (or not plain)."""
+    leaf = st.sampled_from(_PLAIN_LEAVES)
+    if depth == 0:
+        return leaf
+    inner = _plain_element(depth - 1)
+    group = st.lists(inner, min_size=1, max_size=3).map(lambda xs: "(" + " | ".join(xs) + ")")
+    sequence = st.lists(inner, min_size=1, max_size=3).map(" ".join)
+    quantifier = st.sampled_from(("", "", "*", "+", "?", "{2}", "{1,}", "{1,-1}", "{1,\n2}",
+                                  "{ 3 , 1 }", "*?", "{0,3}", "{1,-1x}", ")", "|", "(", ""))
+    joined = st.tuples(st.one_of(leaf, group, sequence), quantifier).map("".join)
+    return st.one_of(joined, st.tuples(joined, joined).map("".join))  # tokens without space
+
+
+@given(st.sampled_from(("", "\n", "  ", "\n\n")),
+       st.lists(st.tuples(st.sampled_from(("\n", "\r\n", "\n\n", "\n  ", "\n\t")),
+                          st.sampled_from(("root", "x", "y", "Regex", "true")),
+                          st.sampled_from((" ::= ", "::=", " ::=\n  ", "\n::= ", "[x] ::= ")),
+                          st.lists(_plain_element(2), min_size=1, max_size=3).map(" | ".join)),
+                min_size=1, max_size=5))
+@settings(max_examples=300)
+def test_a_text_of_plain_rules_is_certified_and_read_lazily_as_now(
+        head: str, rules: list[tuple[str, str, str, str]]) -> None:
+    """Certified texts read lazily to the rules reading now gives; every text of plain rules
+    (read without regions, references defined, no comment, shallow groups, a rule's name and
+    ``::=`` on one line) is certified."""
+    text = head + "".join("".join(parts) for parts in rules).lstrip("\r\n\t ")
+    lazy, eager = _lazy_and_eager(text)
+    defined = {p.name for p in eager.pieces if isinstance(p, ast.Rule)}
+    plain = (all(isinstance(p, ast.Rule) for p in eager.pieces) and not eager.comments
+             and all(r.name in defined for r in eager.references)
+             and all(assign != "\n::= " for *_, assign, _ in rules))
+    assert _certified(lazy) == plain
+    if plain:
+        assert [repr(p) for p in lazy.pieces] == [repr(p) for p in eager.pieces]
+        assert all(type(p) is ast.Rule for p in lazy.pieces)  # read now, and ordinary again
+
+
+@pytest.mark.parametrize("text", [
+    'root ::= foo["] "\nfoo ::= "x"\n',  # an attribute block that scans as a class
+    'root ::= [{1}-a]\n',  # a reversed range around braces
+    'root ::= "[" ) "]"\n',  # a class only inside strings
+    'root ::= "a" x\nx\n::= "b"\n',  # `::=` on the next line
+    'root ::= "a"\rx ::= "b"\n',  # a lone carriage return
+    'root ::= "a"{3,1}\n',
+    'root ::= "a" true\n',
+    'root ::= Regex("a")\n',
+    'root ::= "a" # c\n',
+    'root ::= "a" (= "b")\n',
+    'root ::= "a" undefined\n',
+    'root ::= "\x01"\n',
+    "root ::= " + "(" * plain_text._CERTIFIED_DEPTH + '"a"' + ")" * plain_text._CERTIFIED_DEPTH,
+])
+def test_texts_the_passes_must_not_certify(text: str) -> None:
+    lazy, _ = _lazy_and_eager(text)
+    assert not _certified(lazy)
+    assert parser.parse(text, lazy=True).diagnostics == parser.parse(text).diagnostics
+
+
+def test_an_unread_rule_behaves_as_the_rule_it_becomes() -> None:
+    import copy
+    import pickle
+    from dataclasses import replace
+
+    text = 'root ::= "a" x{0,3} | ([a-z] x)+\nx ::= "b" | root\n'
+    (eager, _) = plain_text.read(text).pieces
+    fresh = lambda: plain_text.read(text, lazy_from="root").pieces[0]
+    assert type(fresh()) is plain_text._UnreadRule
+    assert fresh() == eager and eager == fresh() and hash(fresh()) == hash(eager)
+    assert repr(fresh()) == repr(eager)
+    assert pickle.loads(pickle.dumps(fresh())) == eager
+    assert copy.deepcopy(fresh()) == eager
+    assert replace(fresh(), name="y") == replace(eager, name="y")
+    rule = fresh()
+    assert (rule.name, rule.name_span, rule.lookahead, rule.attributes) == (
+        "root", eager.name_span, None, ())
+    assert type(rule) is plain_text._UnreadRule  # those fields are there before reading
+    assert (rule.span, rule.body) == (eager.span, eager.body)
+    assert type(rule) is ast.Rule
+
+
+def test_a_first_verdict_reads_only_the_rules_it_reaches() -> None:
+    from grammarkit.grammar import Grammar
+
+    text = generated(60_000)
+    grammar = Grammar.from_ebnf(text)
+    assert grammar.matches('"key_1"') is False
+    unread = sum(type(rule) is plain_text._UnreadRule for rule in grammar.ast.rules)
+    assert unread > len(grammar.ast.rules) // 2
+    assert repr(grammar.ast) == repr(parser.parse(text).ast)
+
+
+def test_a_chain_its_root_reaches_through_first_names_is_read_now() -> None:
+    """Its first verdict reads every rule: certifying them first would only add to that."""
+    chain = "".join(f'r{k} ::= "w{k}" | r{k + 1}\n' for k in range(3000)) + 'r3000 ::= "end"\n'
+    assert not _certified(plain_text.read(chain, lazy_from="r0"))
+    assert _certified(plain_text.read(chain, lazy_from="r2500"))  # reaches 501 rules

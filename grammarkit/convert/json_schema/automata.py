@@ -426,6 +426,93 @@ def excluded_words_dfa(words: Iterable[str]) -> DFA:
     return DFA(0, accepting, tuple(edges))
 
 
+def without_words(a: DFA, words: Iterable[str]) -> DFA:
+    """The minimal DFA of the strings of ``a`` (a minimal DFA) other than ``words``.
+
+    What ``intersect(a, excluded_words_dfa(words))`` accepts, without the product and its
+    minimization (a pattern beside hundreds of declared property names made a product of
+    thousands of states): ``a``'s states, and one state for each prefix of a word that ``a``
+    reads, made bottom-up (longest prefixes first) and merged with any state of the same
+    edges, which then accepts the same strings, so the result is minimal.
+
+    Raises
+    ------
+    TooComplex
+        If the result would have more than :data:`MAX_STATES` states (the trie of the words
+        is as large as the words themselves).
+    """
+    state_of = [a.start]  # per node of the words' trie, the state of ``a`` reading its prefix
+    children: list[dict[int, int]] = [{}]
+    ends: set[int] = set()
+    for word in words:
+        node = 0
+        for char in word:
+            following = children[node].get(ord(char))
+            if following is None:
+                target = a.step(state_of[node], ord(char))
+                if target is None:
+                    break  # ``a`` rejects the word: nothing to take out
+                following = children[node][ord(char)] = len(children)
+                children.append({})
+                state_of.append(target)
+            node = following
+        else:
+            ends.add(node)
+
+    def signature(accepts: bool, moves: dict[int, list[tuple[int, int]]]
+                  ) -> tuple[bool, tuple[tuple[Ranges, int], ...]]:
+        return accepts, tuple(sorted((codepoints.merge(spans), target)
+                                     for target, spans in moves.items()))
+
+    known: dict[tuple[bool, tuple[tuple[Ranges, int], ...]], int] = {}
+    for state, state_edges in enumerate(a.edges):
+        moves: dict[int, list[tuple[int, int]]] = {}
+        for ranges, target in state_edges:
+            moves.setdefault(target, []).extend(ranges)
+        known[signature(state in a.accepting, moves)] = state
+    added: list[tuple[bool, tuple[tuple[Ranges, int], ...]]] = []
+    number_of: list[int | None] = [None] * len(children)
+    for node in reversed(range(len(children))):
+        moves = {}
+        below = children[node]
+        for ranges, target in a.edges[state_of[node]]:
+            inside = tuple((point, point) for point in sorted(below) if in_ranges(point, ranges))
+            rest = subtract_ranges(ranges, inside) if inside else ranges
+            if rest:
+                moves.setdefault(target, []).extend(rest)
+            for point, _ in inside:
+                child = number_of[below[point]]
+                if child is not None:  # the child accepts nothing
+                    moves.setdefault(child, []).append((point, point))
+        accepts = state_of[node] in a.accepting and node not in ends
+        if not accepts and not moves:
+            continue
+        shape = signature(accepts, moves)
+        found = known.get(shape)
+        if found is None:
+            if a.size + len(added) >= MAX_STATES:
+                raise TooComplex(f"the automaton needs more than {MAX_STATES} states")
+            found = known[shape] = a.size + len(added)
+            added.append(shape)
+        number_of[node] = found
+    start = number_of[0]
+    if start is None:
+        return DFA(0, frozenset(), ((),))
+    accepting = [state in a.accepting for state in range(a.size)] + [s[0] for s in added]
+    edges_of = [*a.edges, *(shape[1] for shape in added)]
+    # Renumbered from the start in the order a search meets them; unreachable states go.
+    number = {start: 0}
+    order = [start]
+    for state in order:
+        for _, target in edges_of[state]:
+            if target not in number:
+                number[target] = len(order)
+                order.append(target)
+    return DFA(0, frozenset(number[state] for state in order if accepting[state]),
+               tuple(tuple((ranges, number[target]) for ranges, target in edges_of[state])
+                     for state in order))
+
+
 @lru_cache(maxsize=4096)
 def _scalars_except(spans: tuple[tuple[int, int], ...]) -> Ranges:
     """The scalar values in none of the sorted ``spans`` (the same few letters are left out

@@ -135,6 +135,24 @@ def is_nothing(expr: ast.Expr) -> bool:
     return isinstance(expr, ast.CharClass) and not expr.ranges and not expr.negated
 
 
+def prefixed(heads: list[ast.Expr], tail: ast.Expr) -> ast.Expr:
+    """``sequence([*heads, tail])`` for a ``tail`` that :func:`sequence` built: only the seam
+    is joined and ``tail``'s other items are copied as they are, instead of walked again item
+    by item (chains built from their ends were walked once per link)."""
+    if not isinstance(tail, ast.Sequence):
+        return sequence([*heads, tail])
+    first = sequence([*heads, tail.items[0]])
+    if is_nothing(first):
+        return first
+    if isinstance(first, ast.Sequence):
+        items = first.items + tail.items[1:]
+    elif first == ast.Literal(""):
+        items = tail.items[1:]
+    else:
+        items = (first, *tail.items[1:])
+    return items[0] if len(items) == 1 else ast.Sequence(items)
+
+
 def sequence(items: list[ast.Expr]) -> ast.Expr:
     """Juxtaposition, merging adjacent literals; the single item when there is one."""
     kept: list[ast.Expr] = []

@@ -17,8 +17,8 @@ from typing import Any, TypeVar
 from grammarkit.convert.json_schema.absorption import without_absorbed
 from grammarkit.convert.json_schema.arrays import array_expr
 from grammarkit.convert.json_schema.automata import SCALARS, Ranges
-from grammarkit.convert.json_schema.digits import choice, repeat, sequence
-from grammarkit.convert.json_schema.json_text import quoted, spell_ranges, spell_text
+from grammarkit.convert.json_schema.digits import choice, is_nothing, repeat, sequence
+from grammarkit.convert.json_schema.json_text import quoted, spell_ranges
 from grammarkit.convert.json_schema.layout import WS_RULE, Layout
 from grammarkit.convert.json_schema.model import (
     ANY,
@@ -85,6 +85,8 @@ class Emitter:
         self._by_node: dict[tuple[Node, int], str] = {}
         self._inlined: dict[Child, ast.Expr | None] = {}
         self._chars: dict[tuple[Ranges, bool], ast.Expr] = {}
+        self._letter_rules = 0
+        self._productive: dict[str, tuple[str, ...]] = {}
         self._bounded_strings: dict[tuple[int, int | None], ast.RuleRef] = {}
         self._uses_whitespace = False
         self._helpers: dict[ast.Expr, ast.RuleRef] = {}
@@ -101,7 +103,7 @@ class Emitter:
         over_budget = False
         while self._queue:
             name, child, depth = self._queue.popleft()
-            before = len(self._rules) + len(self._shared)
+            before = self._counted_rules()
             self._rules[name] = ast.Rule(name, _NOTHING)  # keeps its place before its helpers
             node = self.reader.resolve(child)
             pointer = _pointer(child)
@@ -112,7 +114,7 @@ class Emitter:
                 self._rules[name] = ast.Rule(name, self.any_of_types(node, depth))
             else:
                 self._rules[name] = ast.Rule(name, self.node_expr(node, name, depth))
-            count = len(self._rules) + len(self._shared)
+            count = self._counted_rules()
             sizes[pointer] = sizes.get(pointer, 0) + count - before
             if count > MAX_RULES and not over_budget:
                 largest = sorted(sizes.items(), key=lambda item: -item[1])[:MAX_LISTED_PARTS]
@@ -125,7 +127,13 @@ class Emitter:
                         "of their types in the subschemas left beyond the limit")
                 over_budget = True
         rules = (*self._rules.values(), *self._key_rules, *self._shared.values())
-        return ast.GrammarAST(pruned(rules + ((WS_RULE,) if self._uses_whitespace else ())))
+        return ast.GrammarAST(pruned(rules + ((WS_RULE,) if self._uses_whitespace else ()),
+                                     self._productive))
+
+    def _counted_rules(self) -> int:
+        """The rules that count towards :data:`MAX_RULES`: not the key rules nor the rules of
+        one character (``char.a``), of which there is at most one per name or character."""
+        return len(self._rules) + len(self._shared) - self._letter_rules
 
     def node_expr(self, node: Node, name: str, depth: int) -> ast.Expr:
         """The expression for a value ``node`` allows, at nesting ``depth``."""
@@ -226,6 +234,18 @@ class Emitter:
         self._taken.add(name)
         return name
 
+    def numbered_name(self, prefix: str) -> str:
+        """``prefix.N`` for the least ``N`` above the last one given that no other rule has
+        (``prefix`` a valid name: thousands of automaton states skip :meth:`fresh_name`'s
+        checks)."""
+        count = self._counters.get(prefix + ".", 0) + 1
+        while f"{prefix}.{count}" in self._taken:
+            count += 1
+        self._counters[prefix + "."] = count
+        name = f"{prefix}.{count}"
+        self._taken.add(name)
+        return name
+
     def add_rule(self, name: str, body: ast.Expr) -> ast.RuleRef:
         """Add a helper rule (``name`` must come from :meth:`fresh_name`)."""
         self._rules[name] = ast.Rule(name, body)
@@ -262,6 +282,15 @@ class Emitter:
             self._taken.add(rule.name)
             self._rules[rule.name] = rule
 
+    def add_productive_rules(self, rules: list[tuple[ast.Rule, tuple[str, ...]]]) -> None:
+        """Add helper rules (as :meth:`add_rules`) that derive some string, each with the
+        names of the rules it refers to, all of them such rules too: pruning takes them as
+        they are instead of walking them."""
+        for rule, references in rules:
+            self._taken.add(rule.name)
+            self._rules[rule.name] = rule
+            self._productive[rule.name] = references
+
     def shared(self, name: str, build: Callable[[], ast.Expr]) -> ast.RuleRef:
         """The shared rule ``name``, built by ``build()`` the first time it is needed (which
         may refer back to it)."""
@@ -273,13 +302,18 @@ class Emitter:
 
     def key(self, name: str) -> ast.RuleRef:
         """The JSON spellings of the property name ``name``, quotes included: one rule per
-        name (``key.id ::= "\\"" ("i" | "\\\\u0069") ...``), which every object declaring
-        the name refers to instead of spelling it again. Key rules don't count towards
-        :data:`MAX_RULES`: there is at most one per name the schema declares."""
+        name (``key.id ::= "\\"" char.i char.d "\\""``, each character a shared
+        :meth:`char` rule), which every object declaring the name refers to instead of
+        spelling it again. Key rules don't count towards :data:`MAX_RULES`: there is at most
+        one per name the schema declares."""
         found = self._keys.get(name)
         if found is None:
             rule_name = self.fresh_name(f"key.{name}")
-            self._key_rules.append(ast.Rule(rule_name, quoted(spell_text(name))))
+            chars = [self.char(((ord(c), ord(c)),), share=True) for c in name]
+            self._key_rules.append(ast.Rule(rule_name, quoted(sequence(chars))))
+            if not any(is_nothing(char) for char in chars):  # a lone surrogate is nothing
+                self._productive[rule_name] = tuple(
+                    char.name for char in chars if isinstance(char, ast.RuleRef))
             found = self._keys[name] = ast.RuleRef(rule_name)
         return found
 
@@ -293,6 +327,7 @@ class Emitter:
             return found
         if ranges == SCALARS:
             expr: ast.Expr = self.shared("json-char", lambda: spell_ranges(SCALARS))
+            self._productive["json-char"] = ()
         else:
             spelled = spell_ranges(ranges)
             size = _size(spelled)
@@ -301,6 +336,8 @@ class Emitter:
             else:
                 expr = self.shared(self.fresh_name(_char_rule_name(ranges, len(self._chars))),
                                    lambda: spelled)
+                self._letter_rules += ranges[0][0] == ranges[-1][1]
+                self._productive[expr.name] = ()  # terminals of a nonempty set
         self._chars[(ranges, share)] = expr
         return expr
 
@@ -393,11 +430,11 @@ def _length_suffix(low: int, high: int | None) -> str:
 
 
 def _char_rule_name(ranges: Ranges, count: int) -> str:
-    """``char.a`` for one ASCII letter or digit, else ``char.N``."""
+    """``char.a`` for one ASCII letter or digit, else ``chars.N``."""
     if len(ranges) == 1 and ranges[0][0] == ranges[0][1] and chr(ranges[0][0]).isascii() and (
             chr(ranges[0][0]).isalnum()):
         return f"char.{chr(ranges[0][0])}"
-    return f"char.{count + 1}"
+    return f"chars.{count + 1}"
 
 
 def pointer_name(pointer: str) -> str:

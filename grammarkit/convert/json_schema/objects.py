@@ -26,7 +26,7 @@ from typing import TYPE_CHECKING, Generic, NamedTuple, TypeVar
 
 from grammarkit.convert.json_schema.absorption import declared_names
 from grammarkit.convert.json_schema.automata import TooComplex
-from grammarkit.convert.json_schema.digits import choice, repeat, sequence
+from grammarkit.convert.json_schema.digits import choice, prefixed, repeat, sequence
 from grammarkit.convert.json_schema.membership import property_value, string_admits
 from grammarkit.convert.json_schema.model import (
     ANY,
@@ -292,6 +292,8 @@ def _build(automaton: _Automaton[S], emitter: Emitter, name: str,
     for state in _post_order(automaton.start, graph, live):
         alternatives = [] if tails[state] is None else [tails[state]]
         weight = 1
+        # An entry that may be skipped towards the same state, `, e T | T`, is `(, e)? T`.
+        skipped_to = {target for entry, target in graph[state] if entry is None}
         for entry, target in graph[state]:
             if target not in live:
                 continue
@@ -299,13 +301,17 @@ def _build(automaton: _Automaton[S], emitter: Emitter, name: str,
             if inline:
                 weight += weights[target]
             if entry is None:
+                if any(e is not None and t == target for e, t in graph[state]):
+                    continue
                 found = reference(target)
                 alternatives.extend(found.alternatives if inline and isinstance(
                     found, ast.Choice) else (found,))
             else:
                 separator = comma if automaton.started(state) else ast.Literal("")
-                alternatives.append(sequence([separator, shared.get(id(entry), entry),
-                                              reference(target)]))
+                written = sequence([separator, shared.get(id(entry), entry)])
+                if target in skipped_to:
+                    written = ast.Repeat(written, 0, 1, "?")
+                alternatives.append(prefixed([written], reference(target)))
         built[state] = choice([a for a in alternatives if a is not None])
         weights[state] = weight
         if state in names:

@@ -10,6 +10,7 @@ nothing, alternatives that are nothing are dropped, and the rules ``root`` no lo
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import replace
 
 from grammarkit.convert.json_schema.digits import choice, is_nothing, sequence
@@ -18,20 +19,28 @@ from grammarkit.ebnf import ast
 _NOTHING = ast.CharClass(())
 
 
-def pruned(rules: tuple[ast.Rule, ...]) -> tuple[ast.Rule, ...]:
-    """``rules`` without what matches nothing or is unreachable from ``root``."""
+def pruned(rules: tuple[ast.Rule, ...],
+           productive_rules: Mapping[str, tuple[str, ...]]) -> tuple[ast.Rule, ...]:
+    """``rules`` without what matches nothing or is unreachable from ``root``.
+
+    ``productive_rules`` names rules the converter built to derive some string (automaton
+    states, characters, property names), each with the rules it refers to, all of them in
+    ``productive_rules`` too: their bodies are not walked (they are most of a large grammar).
+    """
     by_name = {rule.name: rule for rule in rules}
-    productive = _productive(by_name)
+    productive = _productive(by_name, productive_rules)
     if len(productive) < len(by_name):
         if "root" not in productive:
             return (ast.Rule("root", _NOTHING),)
-        rules = tuple(replace(rule, body=_without(rule.body, productive))
+        rules = tuple(rule if rule.name in productive_rules
+                      else replace(rule, body=_without(rule.body, productive))
                       for rule in rules if rule.name in productive)
-    return _reachable(rules)
+    return _reachable(rules, productive_rules)
 
 
-def _productive(rules: dict[str, ast.Rule]) -> set[str]:
-    """The rules that derive some finite string, in time linear in the grammar's size.
+def _productive(rules: dict[str, ast.Rule], given: Mapping[str, tuple[str, ...]]) -> set[str]:
+    """The rules that derive some finite string (``given`` ones without looking), in time
+    linear in the size of the other rules.
 
     Every expression node waits for a number of its children (all of a sequence's, one of a
     choice's, none of an optional repetition's; ``-1``: it never derives anything); a node
@@ -54,7 +63,10 @@ def _productive(rules: dict[str, ast.Rule]) -> set[str]:
             ready.append(len(parents) - 1)
         return len(parents) - 1
 
+    body_of[node(-1, 0)] = [name for name in rules if name in given]
     for name, rule in rules.items():
+        if name in given:
+            continue
         stack: list[tuple[ast.Expr, int]] = [(rule.body, -1)]
         while stack:
             expr, above = stack.pop()
@@ -132,14 +144,23 @@ def _without(expr: ast.Expr, productive: set[str]) -> ast.Expr:
     return expr
 
 
-def _reachable(rules: tuple[ast.Rule, ...]) -> tuple[ast.Rule, ...]:
-    """The rules ``root`` reaches, in order."""
+def _reachable(rules: tuple[ast.Rule, ...],
+               known: Mapping[str, tuple[str, ...]]) -> tuple[ast.Rule, ...]:
+    """The rules ``root`` reaches, in order (those of ``known`` refer to the rules listed)."""
     by_name = {rule.name: rule for rule in rules}
     reached = {"root"}
     pending = ["root"]
     walked: set[int] = set()  # expression objects used in several places are walked once
     while pending:
-        stack = [by_name[pending.pop()].body]
+        name = pending.pop()
+        references = known.get(name)
+        if references is not None:
+            for target in references:
+                if target not in reached:
+                    reached.add(target)
+                    pending.append(target)
+            continue
+        stack = [by_name[name].body]
         while stack:
             expr = stack.pop()
             if isinstance(expr, ast.RuleRef):

@@ -34,21 +34,28 @@ class SharedStates:
     ----------
     fresh_name
         Makes a rule name no other rule has (:meth:`~.emitter.Emitter.fresh_name`).
+    state_name
+        Makes the next name ``s.N`` no other rule has, for the states after the start
+        (:meth:`~.emitter.Emitter.numbered_name`).
     add_rules
-        Adds rules to the grammar (:meth:`~.emitter.Emitter.add_rules`).
+        Adds rules that derive some string to the grammar, each with the names of the rules
+        it refers to (:meth:`~.emitter.Emitter.add_productive_rules`).
     """
 
-    def __init__(self, fresh_name: Callable[[str], str],
-                 add_rules: Callable[[list[ast.Rule]], None]) -> None:
+    def __init__(self, fresh_name: Callable[[str], str], state_name: Callable[[], str],
+                 add_rules: Callable[[list[tuple[ast.Rule, tuple[str, ...]]]], None]) -> None:
         self._fresh_name = fresh_name
+        self._state_name = state_name
         self._add_rules = add_rules
         self._rules: dict[int, str] = {}
         self._languages: dict[Hashable, int] = {}
 
     def expr(self, a: DFA, name: str, spell: Callable[[Ranges], ast.Expr]) -> ast.Expr:
         """An expression for the language of ``a``, whose states become right-linear rules
-        (named from ``name``) unless a rule for the same residual language exists already;
-        ``spell`` turns an edge's code-point set into the expression reading one such point."""
+        unless a rule for the same residual language exists already: the start state's named
+        from ``name``, the others ``s.N`` (automata of other names share them). ``spell``
+        turns an edge's code-point set into the expression reading one such point: a terminal,
+        or a reference to a rule that derives some string."""
         if a.is_empty():
             return ast.CharClass(())
         identities = _identities(a, self._languages)
@@ -56,24 +63,33 @@ class SharedStates:
         if start in self._rules:
             return ast.RuleRef(self._rules[start])
         base = self._fresh_name(name)
+        live = _live(a)
         names: dict[int, str] = {}
         new_states = []
         for state in _reachable(a):
+            if state not in live:
+                continue
             known = self._rules.get(identities[state])
             if known is None:
-                known = base if state == a.start else f"{base}.s{state}"
+                known = base if state == a.start else self._state_name()
                 self._rules[identities[state]] = known
                 new_states.append(state)
             names[state] = known
         rules = []
         for state in new_states:
-            alternatives: list[ast.Expr] = [
-                ast.Sequence((spell(ranges), ast.RuleRef(names[target])))
-                for ranges, target in a.edges[state]]
+            alternatives: list[ast.Expr] = []
+            references = []
+            for ranges, target in a.edges[state]:
+                if target in live:
+                    spelled = spell(ranges)
+                    alternatives.append(ast.Sequence((spelled, ast.RuleRef(names[target]))))
+                    if isinstance(spelled, ast.RuleRef):
+                        references.append(spelled.name)
+                    references.append(names[target])
             if state in a.accepting:
                 alternatives.append(ast.Literal(""))
             body = alternatives[0] if len(alternatives) == 1 else ast.Choice(tuple(alternatives))
-            rules.append(ast.Rule(names[state], body))
+            rules.append((ast.Rule(names[state], body), tuple(references)))
         self._add_rules(rules)
         return ast.RuleRef(base)
 
@@ -91,6 +107,23 @@ def _reachable(a: DFA) -> list[int]:
                 seen.add(target)
                 stack.append(target)
     return order
+
+
+def _live(a: DFA) -> set[int]:
+    """The states from which an accepting state can be reached: their rules derive some
+    string (edges into the others are left out)."""
+    into: list[list[int]] = [[] for _ in a.edges]
+    for state, edges in enumerate(a.edges):
+        for _, target in edges:
+            into[target].append(state)
+    live = set(a.accepting)
+    stack = list(live)
+    while stack:
+        for source in into[stack.pop()]:
+            if source not in live:
+                live.add(source)
+                stack.append(source)
+    return live
 
 
 def _identities(a: DFA, languages: dict[Hashable, int]) -> dict[int, int]:

@@ -30,6 +30,7 @@ from grammarkit.convert.json_schema.automata import (
     minimize,
     universal_dfa,
     with_length,
+    without_words,
 )
 from grammarkit.convert.json_schema.digits import repeat
 from grammarkit.convert.json_schema.json_text import quoted, spell_char, spell_expr
@@ -161,16 +162,19 @@ def _product(languages: list[Language], excluded: list[Language], low: int,
             excluded = [lang for lang in excluded if isinstance(lang, Literals)]
         except TooComplex:
             pass  # one product per pattern: each keeps the states the others would add
-    parts.extend(_complement_dfa(lang) for lang in excluded if lang != _NO_WORDS)
-    dfa = parts[0] if parts else universal_dfa()
+    words = [word for lang in excluded if isinstance(lang, Literals) for word in lang.values]
+    parts.extend(_complement_dfa(lang) for lang in excluded if not isinstance(lang, Literals))
+    if not parts:
+        parts.append(excluded_words_dfa(words) if words else universal_dfa())
+        words = []
+    dfa = parts[0]
     for part in parts[1:]:
         dfa = intersect(dfa, part)
+    if words:
+        dfa = without_words(dfa, words)
     if low or high is not None:
         dfa = with_length(dfa, low, high)
     return dfa
-
-
-_NO_WORDS = Literals(())
 
 
 def _admitted(words: Literals, languages: list[Language], low: int,
@@ -187,8 +191,6 @@ def _admitted(words: Literals, languages: list[Language], low: int,
 @lru_cache(maxsize=256)
 def _complement_dfa(language: Language) -> DFA:
     """The minimal DFA of the strings not in ``language``."""
-    if isinstance(language, Literals):
-        return excluded_words_dfa(language.values)
     return complement(language_dfa(language))
 
 
@@ -214,9 +216,9 @@ def _dfa_expr(dfa: DFA, emitter: Emitter, name: str) -> ast.Expr:
     if repetition is not None:
         ranges, low, high = repetition
         return repeat(emitter.char(ranges), low, high)
-    shared = emitter.memo("shared dfa states",
-                          lambda: SharedStates(emitter.fresh_name, emitter.add_rules))
-    return shared.expr(dfa, name, emitter.char)
+    shared = emitter.memo("shared dfa states", lambda: SharedStates(
+        emitter.fresh_name, lambda: emitter.numbered_name("s"), emitter.add_productive_rules))
+    return shared.expr(dfa, name, lambda ranges: emitter.char(ranges, share=True))
 
 
 def _as_repetition(dfa: DFA) -> tuple[Ranges, int, int | None] | None:

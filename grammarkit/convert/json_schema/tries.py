@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable
 
-from grammarkit.convert.json_schema.digits import choice, sequence
+from grammarkit.convert.json_schema.digits import choice, prefixed, sequence
 from grammarkit.ebnf import ast
 
 MAX_INLINE_NODES = 2000
@@ -93,7 +93,7 @@ def _merged(
         alternatives = [end] if ends else []
         size = 1
         for target, chars in continuations:
-            alternatives.append(sequence([spell(chars), exprs[target]]))
+            alternatives.append(prefixed([spell(chars)], exprs[target]))
             size += sizes[target] + 1
         expr = choice(alternatives)
         if size > MAX_INLINE_NODES or (uses[cls] > 1 and size > SHARED_SUFFIX_NODES):
@@ -101,3 +101,4 @@ def _merged(
         exprs.append(expr)
         sizes.append(size)
     return exprs[class_of[0]]
+
