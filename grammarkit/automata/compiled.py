@@ -229,10 +229,11 @@ class CompiledGrammar:
 
     def _build(self, rule: int) -> int:
         source = self._rules[rule]
-        if isinstance(source, NFA) and source.counted:
-            self.counted = True
+        if isinstance(source, NFA) and (source.counted or source.deferred):
+            self.counted = True  # a part built later may hold counted repetitions
         deferred = False
-        if isinstance(source, NFA) and not source.counted and source.num_states <= EAGER_LIMIT:
+        if (isinstance(source, NFA) and not source.counted and not source.deferred
+                and source.num_states <= EAGER_LIMIT):
             calls = any(source.call_edges)
             if source.num_states > DEFER_ABOVE and not (calls and self._minimal):
                 deferred = True

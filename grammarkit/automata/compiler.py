@@ -55,7 +55,7 @@ from grammarkit._gc import paused_gc
 from grammarkit.automata.byte_facts import ByteFacts, ReachedBodies
 from grammarkit.automata.char_budget import budgeted_rule_names
 from grammarkit.automata.compiled import CompiledGrammar
-from grammarkit.automata.construct import build_expression, surely_exceeds
+from grammarkit.automata.construct import Deferral, build_expression, surely_exceeds
 from grammarkit.automata.determinize import Automaton, determinize, minimize, trim
 from grammarkit.automata.nfa import NFA, Budget, BudgetExceeded
 from grammarkit.automata.regex_macro import expand_regex
@@ -77,6 +77,12 @@ copied, and an inlined body lets the recognizer scan many iterations at once).""
 
 INLINE_DEPTH = 8
 """How deep inlining looks into the callees of a callee (bounds the work of one request)."""
+
+DEFER_ABOVE = 2_000
+"""A rule's NFA is built in part once it has this many states (from the start if its body
+surely needs more): the choices not begun yet, and tries of more bytes than this, are built
+as inputs reach them (see :class:`~grammarkit.automata.construct.Deferral`). As large an NFA
+is determinized lazily anyway (:data:`~grammarkit.automata.compiled.EAGER_LIMIT`)."""
 
 
 def compile_grammar(grammar: ast.GrammarAST, root: str = "root", *,
@@ -146,6 +152,8 @@ class RuleAutomata:
         self._reached = reached
         self.rule_ids = dict(zip(map(attrgetter("name"), rules), range(len(rules))))
         self.budget = Budget(MAX_STATES)
+        self.defer_above = DEFER_ABOVE
+        """:data:`DEFER_ABOVE` when the grammar was compiled (tests compare values)."""
         self._regex = regex
         self._nfas: list[NFA | None] = [None] * len(rules)
         self._next = [0] * len(rules)  # the next own state to inline calls from
@@ -196,11 +204,8 @@ class RuleAutomata:
     def bodies(self) -> ReachedBodies:
         """What a walk over every rule's body collects (walked now if not yet)."""
         if self._reached is None:
-            reached = ReachedBodies()
-            rules = dict(zip(self.rule_ids, self.rules))
             with paused_gc():
-                _walk_bodies(rules, list(reversed(rules)), set(rules), self._regex, reached)
-            self._reached = reached
+                self._reached = _walk_every_body(self.rules, self._regex)
         return self._reached
 
     def expand(self, node: ast.RegexMacro) -> ast.Expr:
@@ -228,11 +233,17 @@ class RuleAutomata:
     def _construct(self, rule: int) -> NFA:
         node = self.rules[rule]
         nfa = NFA(self.budget)
+        body = self.union_body(rule)
+        unroll = rule in self._unrolled  # flattened into a lazy rule: built completely
+        defer = None
+        if self._inlines and not unroll:  # a body surely larger is deferred at once
+            above = self.defer_above
+            defer = Deferral(0 if surely_exceeds(body, above) else above,
+                             lambda: _too_large(node))
         try:
-            nfa.start, end = build_expression(nfa, self.union_body(rule), self.rule_ids,
-                                              self.expand,
-                                              unroll=rule in self._unrolled,
-                                              inline=self._leaf_body)
+            nfa.start, end = build_expression(nfa, body, self.rule_ids,
+                                              self.expand, unroll=unroll,
+                                              inline=self._leaf_body, defer=defer)
         except BudgetExceeded:
             raise _too_large(node) from None
         nfa.finals = {end}
@@ -381,7 +392,9 @@ class RuleAutomata:
         if bound is not None and nfa.num_states > bound:
             return False
         own = self._own[rule]
-        if not self._next[rule] and not any(nfa.call_edges):  # no calls: nothing to inline
+        # no calls: nothing to inline; a rule built in part calls its callees (inlining them
+        # would build every callee of its first level, reached or not)
+        if not self._next[rule] and (nfa.deferred or not any(nfa.call_edges)):
             self._next[rule] = own
             self._done[rule] = True
             return True
@@ -400,6 +413,7 @@ class RuleAutomata:
                                 or (self._nfas[callee] is None  # not built for a size
                                     and surely_exceeds(self.union_body(callee), limit))
                                 or self._base(callee).num_states > limit
+                                or self._base(callee).deferred  # large, built in part
                                 or self._is_counted_callee(callee)
                                 or (callee not in self._busy  # busy: inlined as it stands
                                     and not self._advance(callee, limit, depth - 1))):
@@ -491,7 +505,8 @@ def _ends_rule(nfa: NFA, state: int) -> bool:
     """Whether every path from ``state`` can only finish the rule, consuming nothing."""
     closure = nfa.epsilon_closure({state})
     return not closure.isdisjoint(nfa.finals) and not any(
-        nfa.byte_edges[s] or nfa.call_edges[s] or nfa.token_edges[s] for s in closure)
+        nfa.byte_edges[s] or nfa.call_edges[s] or nfa.token_edges[s] or s in nfa.deferred
+        for s in closure)
 
 
 def _callees(nfa: NFA) -> set[int]:
@@ -638,6 +653,50 @@ def _walk_bodies(rules: dict[str, ast.Rule], pending: list[str], seen: set[str],
                             reach(callee, node.span)
         if called:
             references.append((caller, called))
+
+
+def _walk_every_body(rules: list[ast.Rule], regex: dict[ast.RegexMacro, ast.Expr]
+                     ) -> ReachedBodies:
+    """What :func:`_walk_bodies` collects from every rule of ``rules``, whose references are
+    known to be defined (the walk of a parsed grammar: the cheapest loop per node, a first
+    mask of a 250,000-rule grammar waits for it)."""
+    reached = ReachedBodies()
+    literal, char_class, rule_ref = ast.Literal, ast.CharClass, ast.RuleRef
+    sequence, choice, repeat = ast.Sequence, ast.Choice, ast.Repeat
+    add_literal, add_class = reached.literals.append, reached.classes.append
+    add_references = reached.references.append
+    for rule in rules:
+        stack: list[Any] = [rule.body]
+        pop, extend, push = stack.pop, stack.extend, stack.append
+        called: list[str] = []
+        while stack:
+            node = pop()
+            kind = type(node)
+            if kind is literal:
+                add_literal(node.value)
+            elif kind is sequence:
+                extend(node.items)
+            elif kind is rule_ref:
+                called.append(node.name)
+            elif kind is choice:
+                extend(node.alternatives)
+            elif kind is char_class:
+                add_class(node)
+            elif kind is repeat:
+                push(node.item)
+            else:  # Regex, dispatches, Substring, tokens: their byte ranges are built alone
+                reached.leaves.add(node)
+                if kind is ast.RegexMacro:
+                    _expanded(node, regex)
+                elif kind is ast.TokenSet:
+                    reached.tokens.append(node)
+                elif kind is ast.TagDispatch or kind is ast.TokenTagDispatch:
+                    if kind is ast.TokenTagDispatch:
+                        reached.tokens.append(node)
+                    reached.dispatched.update(callee for _, callee in node.tags)
+        if called:
+            add_references((rule.name, called))
+    return reached
 
 
 _VISIT, _COMBINE, _ALWAYS = 0, 1, 2

@@ -23,6 +23,7 @@ The traversal keeps its own stack, so expressions nested thousands deep are fine
 
 from __future__ import annotations
 
+import bisect
 import functools
 import itertools
 from collections.abc import Callable, Mapping
@@ -30,7 +31,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from grammarkit.automata import utf8
-from grammarkit.automata.nfa import NFA, BudgetExceeded, Loop, TokenEdge
+from grammarkit.automata.nfa import NFA, Budget, BudgetExceeded, Loop, TokenEdge
 from grammarkit.automata.regex_macro import regex_class_sequences
 from grammarkit.automata.tagdispatch import build_tag_dispatch
 from grammarkit.diagnostics import GrammarError, error
@@ -45,12 +46,15 @@ UNROLL_LIMIT = 256
 def build_expression(nfa: NFA, expr: ast.Expr, rule_ids: Mapping[str, int],
                      expand_regex: Callable[[ast.RegexMacro], ast.Expr],
                      unroll: bool = False,
-                     inline: Callable[[str], ast.Expr | None] | None = None) -> Fragment:
+                     inline: Callable[[str], ast.Expr | None] | None = None,
+                     defer: Deferral | None = None) -> Fragment:
     """Add the automaton of ``expr`` to ``nfa`` and return its ``(start, end)`` states.
 
     ``unroll`` unrolls every repetition (the automaton then has no counters). ``inline(name)``
     may give the body to build in place of a reference to rule ``name`` (a body without
-    references), or ``None`` for a call edge.
+    references), or ``None`` for a call edge. With ``defer``, a large expression is built
+    only in part, the rest left to :meth:`NFA.expand <grammarkit.automata.nfa.NFA.expand>`
+    (see :class:`Deferral`).
 
     Raises
     ------
@@ -59,42 +63,82 @@ def build_expression(nfa: NFA, expr: ast.Expr, rule_ids: Mapping[str, int],
     BudgetExceeded
         When the grammar needs more states than its budget (the memory ceiling).
     """
-    return _Builder(nfa, rule_ids, expand_regex, unroll, inline).build(expr)
+    return _Builder(nfa, rule_ids, expand_regex, unroll, inline, defer).build(expr)
+
+
+@dataclass(frozen=True)
+class Deferral:
+    """How a large expression is built lazily, one level of choices at a time.
+
+    Once a build has added more than ``above`` states, each choice not begun yet (outside
+    repetitions, ``Regex`` macros and inlined bodies, and without an empty alternative: a
+    sequence of optional items keeps its compact position sets) becomes a *deferred* state:
+    expanding it builds the choice, whose own choices are deferred in turn. A trie of leading
+    literals (:class:`_PrefixTrie`) longer than ``above`` bytes is built one node at a time.
+    The state a deferred part is reached from is where the lazy subset construction expands
+    it (:mod:`grammarkit.automata.lazy_dfa`), so inputs build what they reach.
+
+    ``too_large()`` is raised when an expansion exceeds the budget (the rule's ``GK121``).
+    """
+
+    above: int
+    too_large: Callable[[], Exception]
 
 
 class _Builder:
     def __init__(self, nfa: NFA, rule_ids: Mapping[str, int],
                  expand_regex: Callable[[ast.RegexMacro], ast.Expr], unroll: bool,
-                 inline: Callable[[str], ast.Expr | None] | None):
+                 inline: Callable[[str], ast.Expr | None] | None,
+                 defer: Deferral | None = None, templates: dict[str, NFA] | None = None):
         self.nfa = nfa
         self.rule_ids = rule_ids
         self.expand_regex = expand_regex
         self.unroll = unroll
         self.inline = inline
+        self.defer = defer
+        self.templates: dict[str, NFA] = {} if templates is None else templates
+        """The automaton of each body built in place of a reference, copied to each place."""
 
     def build(self, root: ast.Expr) -> Fragment:
+        nfa, defer = self.nfa, self.defer
+        defer_from = -1 if defer is None else nfa.num_states + defer.above
         results: list[Fragment] = []
         # (node, entry state count on exit or -1 before entering, inside a Regex macro?, how
-        # many of the results its children built)
-        stack: list[tuple[Any, int, bool, int]] = [(root, -1, False, 0)]
+        # many of the results its children built, may it be built lazily (not inside a
+        # repetition, a macro or an inlined body)?)
+        stack: list[tuple[Any, int, bool, int, bool]] = [
+            (root, -1, False, 0, defer is not None)]
         pop, push, extend = stack.pop, stack.append, stack.extend
-        nfa, inline = self.nfa, self.inline
+        inline = self.inline
         sequence, choice, repeat, rule_ref = ast.Sequence, ast.Choice, ast.Repeat, ast.RuleRef
         while stack:
-            node, entry, in_regex, count = pop()
+            node, entry, in_regex, count, deferrable = pop()
             kind = type(node)
             if entry < 0:
                 if kind is ast.RegexMacro:
-                    push((self.expand_regex(node), -1, True, 0))
+                    push((self.expand_regex(node), -1, True, 0, False))
                     continue
                 if kind is rule_ref and inline is not None:
                     body = inline(node.name)
                     if body is not None:
-                        push((body, -1, False, 0))
+                        results.append(self._inlined(node.name, body))
                         continue
                 if kind is choice:
-                    node = _factored(node)
+                    deferring = deferrable and 0 <= defer_from <= nfa.num_states
+                    if (deferring and node is not root
+                            and not any(_empty(a) for a in node.alternatives)):
+                        results.append(self._deferred(node))
+                        continue
+                    if deferring and inline is not None:
+                        node = _spelled_out(node, inline)
+                    node = _factored(node, not deferring)
                     kind = type(node)
+                    if (isinstance(node, _PrefixTrie) and node.tails
+                            and self._lazy_trie(node, deferrable)):
+                        # its tails are built when a word reaches them
+                        push((node, nfa.num_states, in_regex, len(node.tails), deferrable))
+                        results.extend(self._deferred(tail) for tail in node.tails)
+                        continue
                 kids = (node.items if kind is sequence else node.alternatives if kind is choice
                         else (node.item,) if kind is repeat
                         else node.tails if kind is _PrefixTrie else ())
@@ -103,15 +147,16 @@ class _Builder:
                         codepoints = utf8.class_codepoints(node.ranges, node.negated)
                         results.append(self._sequences(regex_class_sequences(codepoints)))
                     else:
-                        results.append(self._leaf(node))
+                        results.append(self._leaf(node, deferrable))
                     continue
-                push((node, nfa.num_states, in_regex, len(kids)))
-                extend([(kid, -1, in_regex, 0) for kid in reversed(kids)])
+                push((node, nfa.num_states, in_regex, len(kids), deferrable))
+                inner = deferrable and kind is not repeat
+                extend([(kid, -1, in_regex, 0, inner) for kid in reversed(kids)])
                 continue
             parts = results[len(results) - count:]
             del results[len(results) - count:]
             if kind is _PrefixTrie:
-                results.append(self._prefix_trie(node, parts))
+                results.append(self._prefix_trie(node, parts, deferrable))
             elif kind is sequence:
                 results.append(self._sequence(parts))
             elif kind is choice:
@@ -122,7 +167,40 @@ class _Builder:
         return results[0]
 
     # -- leaves ------------------------------------------------------------------------------
-    def _leaf(self, node: ast.Expr) -> Fragment:
+    def _deferred(self, node: ast.Expr) -> Fragment:
+        """A fragment standing for ``node``, built when its start is expanded."""
+        nfa = self.nfa
+        start, end = nfa.add_state(), nfa.add_state()
+        defer = self.defer
+        assert defer is not None
+        now = Deferral(0, defer.too_large)  # an expansion defers every choice below it
+
+        def expand(state: int) -> None:
+            try:
+                inner_start, inner_end = _Builder(nfa, self.rule_ids, self.expand_regex,
+                                                  self.unroll, self.inline, now,
+                                                  self.templates).build(node)
+            except BudgetExceeded:
+                raise defer.too_large() from None
+            nfa.add_epsilon(state, inner_start)
+            nfa.add_epsilon(inner_end, end)
+
+        nfa.deferred[start] = expand
+        return start, end
+
+    def _inlined(self, name: str, body: ast.Expr) -> Fragment:
+        """A copy of ``body`` (of rule ``name``, which references no rule), built once."""
+        template = self.templates.get(name)
+        if template is None:
+            template = self.templates[name] = NFA(Budget(self.nfa.budget.limit))
+            template.start, end = _Builder(template, self.rule_ids, self.expand_regex,
+                                           self.unroll, None).build(body)
+            template.finals = {end}
+        shift = self.nfa.copy_states(template)
+        (end,) = template.finals
+        return template.start + shift, end + shift
+
+    def _leaf(self, node: ast.Expr, deferrable: bool = False) -> Fragment:
         nfa = self.nfa
         if isinstance(node, ast.Literal):
             return self._chain(utf8.encode(node.value))
@@ -144,7 +222,7 @@ class _Builder:
         if isinstance(node, ast.TokenTagDispatch):
             return self._token_tag_dispatch(node)
         if isinstance(node, _PrefixTrie):  # literals without tails
-            return self._prefix_trie(node, [])
+            return self._prefix_trie(node, [], deferrable)
         if isinstance(node, ast.Substring):
             return self._substring([utf8.encode(s) for s in node.strings])
         if isinstance(node, (ast.Sequence, ast.Choice)):  # empty group
@@ -168,10 +246,12 @@ class _Builder:
             edges[offset].append((byte, byte, offset + 1))
         return start, start + len(data)
 
-    def _prefix_trie(self, node: _PrefixTrie, tails: list[Fragment]) -> Fragment:
+    def _prefix_trie(self, node: _PrefixTrie, tails: list[Fragment],
+                     deferrable: bool = False) -> Fragment:
         """``node``'s alternatives as a trie of their leading literals: words sharing a prefix
         share its states, and the state after each word goes on to its tail (``tails``: the
-        fragments of ``node.tails``) or to the end."""
+        fragments of ``node.tails``) or to the end. A large trie may be built node by node
+        (``deferrable``, see :class:`Deferral`)."""
         nfa = self.nfa
         start, end = nfa.add_state(), nfa.add_state()
         for _, tail_end in tails:
@@ -183,6 +263,13 @@ class _Builder:
                 ending.add(word)
             else:
                 going_on.setdefault(word, set()).add(tails[k][0])
+        if self._lazy_trie(node, deferrable):
+            assert self.defer is not None
+            trie = _LazyTrie(nfa, sorted(ending | going_on.keys()), ending, going_on, end,
+                             self.defer)
+            nfa.deferred[start] = functools.partial(trie.expand, lo=0, hi=len(trie.words),
+                                                    depth=0)
+            return start, end
         first = nfa.num_states
         moves: list[tuple[int, int, int]] = []  # (state, byte, next state) of the trie
         ends: list[tuple[int, int]] = []  # (state after a word, where the word goes on)
@@ -213,6 +300,11 @@ class _Builder:
         for state, target in ends:
             epsilon[state].append(target)
         return start, end
+
+    def _lazy_trie(self, node: _PrefixTrie, deferrable: bool) -> bool:
+        """Whether ``node`` is built node by node (see :class:`Deferral`)."""
+        return (deferrable and self.defer is not None
+                and sum(map(len, node.words)) > self.defer.above)
 
     def _sequences(self, sequences: list[utf8.ByteSequence]) -> Fragment:
         """Any of the byte-range ``sequences`` (a character class)."""
@@ -327,6 +419,67 @@ class _Builder:
         return start, end
 
 
+class _LazyTrie:
+    """A trie of sorted ``words`` built node by node: a node is the range of words sharing
+    its prefix; expanding it adds an edge per next byte to the node of the words going on
+    with it (a word alone gets its remaining bytes at once), and after each word ending there
+    an epsilon edge to ``end`` (``ending``) or to the starts of its tails (``going_on``)."""
+
+    def __init__(self, nfa: NFA, words: list[bytes], ending: set[bytes],
+                 going_on: dict[bytes, set[int]], end: int, defer: Deferral):
+        self.nfa = nfa
+        self.words = words
+        self.ending = ending
+        self.going_on = going_on
+        self.end = end
+        self.defer = defer
+
+    def expand(self, state: int, lo: int, hi: int, depth: int) -> None:
+        """Build ``state`` as the node of ``words[lo:hi]``, which share ``depth`` bytes."""
+        nfa, words = self.nfa, self.words
+        try:
+            if len(words[lo]) == depth:  # the only word of the range ending here comes first
+                self._ends(state, words[lo])
+                lo += 1
+            while lo < hi:
+                word = words[lo]
+                byte = word[depth]
+                nxt = (bisect.bisect_left(words, word[:depth] + bytes((byte + 1,)), lo, hi)
+                       if byte < 0xFF else hi)
+                if nxt - lo == 1:  # a word alone: the rest of its bytes now
+                    target, last = self._chain(word[depth:])
+                    nfa.add_epsilon(state, target)
+                    self._ends(last, word)
+                else:
+                    target = nfa.add_state()
+                    nfa.add_bytes(state, byte, byte, target)
+                    nfa.deferred[target] = functools.partial(self.expand, lo=lo, hi=nxt,
+                                                             depth=depth + 1)
+                lo = nxt
+        except BudgetExceeded:
+            raise self.defer.too_large() from None
+
+    def _chain(self, data: bytes) -> Fragment:
+        nfa = self.nfa
+        start = nfa.num_states
+        nfa.add_states(len(data) + 1)
+        for offset, byte in enumerate(data, start):
+            nfa.byte_edges[offset].append((byte, byte, offset + 1))
+        return start, start + len(data)
+
+    def _ends(self, state: int, word: bytes) -> None:
+        if word in self.ending:
+            self.nfa.add_epsilon(state, self.end)
+        for target in self.going_on.get(word, ()):
+            self.nfa.add_epsilon(state, target)
+
+
+def _empty(expr: ast.Expr) -> bool:
+    """Whether ``expr`` is an empty literal or group (an alternative making a choice optional)."""
+    return (isinstance(expr, ast.Literal) and not expr.value
+            or isinstance(expr, ast.Sequence) and not expr.items)
+
+
 def surely_exceeds(expr: ast.Expr, limit: int) -> bool:
     """Whether :func:`build_expression` surely adds more than ``limit`` states for ``expr``.
 
@@ -399,9 +552,31 @@ class _PrefixTrie:
     tails: tuple[ast.Expr, ...]
 
 
-def _factored(node: ast.Choice) -> ast.Choice | _PrefixTrie:
+def _spelled_out(node: ast.Choice, inline: Callable[[str], ast.Expr | None]) -> ast.Choice:
+    """``node`` with each alternative led by a reference to a rule of literals (``char.a ::=
+    "a" | "\\u0061"``, built in place) split into one alternative per literal, sharing the
+    rest: a converted enum's trie of ``char.X`` rules becomes a trie of bytes."""
+    alternatives: list[ast.Expr] = []
+    for alternative in node.alternatives:
+        items = alternative.items if isinstance(alternative, ast.Sequence) else (alternative,)
+        body = inline(items[0].name) if items and isinstance(items[0], ast.RuleRef) else None
+        literals = (() if body is None
+                    else body.alternatives if isinstance(body, ast.Choice) else (body,))
+        if not literals or not all(type(literal) is ast.Literal for literal in literals):
+            alternatives.append(alternative)
+            continue
+        rest = items[1] if len(items) == 2 else ast.Sequence(items[1:], alternative.span)
+        alternatives += [literal if len(items) == 1 else ast.Sequence((literal, rest), None)
+                         for literal in literals]
+    return ast.Choice(tuple(alternatives), node.span)
+
+
+def _factored(node: ast.Choice, hashed: bool = True) -> ast.Choice | _PrefixTrie:
     """``node`` with its alternatives that begin with a literal gathered into one
-    :class:`_PrefixTrie` (when there are at least two: the same language, fewer states)."""
+    :class:`_PrefixTrie` (when there are at least two: the same language, fewer states).
+
+    Equal tails are one tail: the same object always, equal shallow ones if ``hashed`` (a
+    part built lazily skips hashing them, each tail is built only when reached)."""
     alternatives = node.alternatives
     if all(type(alternative) is ast.Literal for alternative in alternatives):  # an enum
         return _PrefixTrie(tuple(utf8.encode(a.value) for a in alternatives),  # type: ignore[union-attr]
@@ -410,6 +585,7 @@ def _factored(node: ast.Choice) -> ast.Choice | _PrefixTrie:
     tail_of: list[int | None] = []
     tails: list[ast.Expr] = []
     numbers: dict[ast.Expr, int] = {}  # the number of each shallow tail
+    shared: dict[int, int] = {}  # the number of each tail by identity (spelled-out ones)
     others: list[ast.Expr] = []
     for alternative in node.alternatives:
         if isinstance(alternative, ast.Literal):
@@ -423,10 +599,13 @@ def _factored(node: ast.Choice) -> ast.Choice | _PrefixTrie:
                 tail_of.append(None)
                 continue
             tail = items[1] if len(items) == 2 else ast.Sequence(items[1:], alternative.span)
-            shallow = _shallow(tail)  # a deep tail is not hashed (that recurses as deep)
-            known = numbers.get(tail) if shallow else None
+            known = shared.get(id(tail))
+            # a deep tail is not hashed (that recurses as deep)
+            shallow = known is None and hashed and _shallow(tail)
+            if shallow:
+                known = numbers.get(tail)
             if known is None:
-                known = len(tails)
+                known = shared[id(tail)] = len(tails)
                 tails.append(tail)
                 if shallow:
                     numbers[tail] = known

@@ -12,11 +12,14 @@ missing count can be made up by empty iterations). A DFA state is the ``frozense
 positions closed under epsilon moves (keeping only positions with edges that consume
 something, or that end the rule), with boxes that differ in one frame's adjacent intervals
 merged (:func:`merged_boxes`); :class:`SubsetBuilder` computes its closure and its
-transitions on demand, so only the states an input reaches are ever built.
+transitions on demand, so only the states an input reaches are ever built. An NFA with
+deferred parts (:attr:`~grammarkit.automata.nfa.NFA.deferred`) has them expanded as closures
+reach them, so only the parts an input reaches are ever built either.
 """
 
 from __future__ import annotations
 
+import gc
 import itertools
 from collections import Counter
 from collections.abc import Hashable, Iterable
@@ -49,7 +52,9 @@ class SubsetBuilder:
 
     @staticmethod
     def for_nfa(nfa: NFA) -> SubsetBuilder:
-        return SubsetBuilder(nfa) if nfa.counted else PlainSubsets(nfa)
+        """The builder for ``nfa``: with counters, unless it has none and defers no part (a
+        deferred part may hold counted repetitions)."""
+        return SubsetBuilder(nfa) if nfa.counted or nfa.deferred else PlainSubsets(nfa)
 
     def __init__(self, nfa: NFA):
         self.nfa = nfa
@@ -57,6 +62,39 @@ class SubsetBuilder:
                              or s in nfa.finals) for s in range(nfa.num_states)]
         """Positions worth keeping in a closed set: they consume something or end the rule."""
         self._plain: dict[int, frozenset[int]] = {}  # epsilon closures of single NFA states
+
+    def _epsilon_closure(self, state: int) -> frozenset[int]:
+        """The epsilon closure of NFA ``state``, deferred parts it reaches expanded first."""
+        nfa = self.nfa
+        deferred = nfa.deferred
+        if not deferred:
+            return nfa.epsilon_closure((state,))
+        epsilon = nfa.epsilon
+        seen = {state}
+        stack = [state]
+        expanded = []
+        collecting = gc.isenabled()
+        gc.disable()  # many small lists, no cycles (as when rules are compiled)
+        try:
+            while stack:
+                s = stack.pop()
+                if s in deferred:
+                    nfa.expand(s)
+                    expanded.append(s)
+                for t in epsilon[s]:
+                    if t not in seen:
+                        seen.add(t)
+                        stack.append(t)
+        finally:
+            if collecting:
+                gc.enable()
+        if expanded:
+            useful = self._useful
+            useful += [bool(nfa.byte_edges[s] or nfa.call_edges[s] or nfa.token_edges[s]
+                            or s in nfa.finals) for s in range(len(useful), nfa.num_states)]
+            for s in expanded:
+                useful[s] = bool(nfa.byte_edges[s] or nfa.call_edges[s] or nfa.token_edges[s])
+        return frozenset(seen)
 
     def start_position(self) -> Any:
         """The position where the rule begins."""
@@ -89,7 +127,7 @@ class SubsetBuilder:
                 continue
             reach = plain.get(s)
             if reach is None:
-                reach = nfa.epsilon_closure((s,))
+                reach = self._epsilon_closure(s)
                 if len(reach) <= _CACHED_CLOSURE:
                     plain[s] = reach
             for t in reach:

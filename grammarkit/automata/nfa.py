@@ -16,6 +16,10 @@ States are consecutive ints from 0. Each state has four edge lists:
     body)`` enters the loop with a fresh counter; ``step[s] = (loop, body, exit)`` ends one
     iteration, after which the automaton loops to ``body`` and/or leaves to ``exit`` depending on
     the count. Counters live in the positions of :mod:`grammarkit.automata.lazy_dfa`.
+``deferred[s]`` (sparse)
+    a part of a large rule not built yet (see :mod:`grammarkit.automata.construct`):
+    :meth:`NFA.expand` builds it, adding the edges leaving ``s`` (and the states they lead
+    to); it must be expanded before its edges or those of its epsilon successors are read.
 
 Every automaton has one ``start`` state and a set of ``finals``. :class:`Budget` bounds how many
 states all automata of one grammar may create (a memory ceiling far above real grammars), so
@@ -24,7 +28,7 @@ hostile grammars fail fast instead of eating memory.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 
 
@@ -98,6 +102,7 @@ class NFA:
         "budget",
         "byte_edges",
         "call_edges",
+        "deferred",
         "epsilon",
         "finals",
         "push",
@@ -115,6 +120,7 @@ class NFA:
         self.finals: set[int] = set()
         self.push: dict[int, tuple[Loop, int]] = {}
         self.step: dict[int, tuple[Loop, int, int]] = {}
+        self.deferred: dict[int, Callable[[int], None]] = {}
         self.budget = budget
 
     @property
@@ -168,6 +174,10 @@ class NFA:
         self.push[entry] = (loop, body)
         self.step[step] = (loop, body, exit_)
 
+    def expand(self, state: int) -> None:
+        """Build the part deferred at ``state`` (its edges, and the states they lead to)."""
+        self.deferred.pop(state)(state)
+
     @property
     def counted(self) -> bool:
         """Whether the automaton has counted repetitions."""
@@ -178,16 +188,18 @@ class NFA:
         self.budget.remaining += self.num_states - size
         del self.byte_edges[size:], self.call_edges[size:], self.token_edges[size:]
         del self.epsilon[size:]
-        for marks in (self.push, self.step):
+        for marks in (self.push, self.step, self.deferred):
             for s in [s for s in marks if s >= size]:
                 del marks[s]
 
     def copy_states(self, source: NFA, first: int = 0, stop: int | None = None) -> int:
         """Append copies of ``source``'s states ``first..stop-1``; return the id shift applied.
 
-        Edges of the copied states must stay inside that range.
+        Edges of the copied states must stay inside that range, and none of them may be
+        deferred.
         """
         stop = source.num_states if stop is None else stop
+        assert not any(first <= s < stop for s in source.deferred)
         self.budget.spend(stop - first)
         shift = self.num_states - first
         self.byte_edges += [[(lo, hi, t + shift) for lo, hi, t in edges]

@@ -32,6 +32,7 @@ from pathlib import Path
 import numpy as np
 import numpy.typing as npt
 
+from grammarkit._gc import paused_gc
 from grammarkit.decode.bitmask import Words
 from grammarkit.decode.disk_cache import (
     FORMAT_VERSION,
@@ -204,7 +205,8 @@ def code_fingerprint(package: Path) -> str:
 
 def _build(grammar: Grammar, index: TokenIndex, shape: Shape) -> _Entry:
     directory = os.environ.get(CACHE_DIR_VARIABLE)
-    engine = MaskEngine(grammar.compiled, index)
+    with paused_gc():  # compiling builds many small objects, no cycles
+        engine = MaskEngine(grammar.compiled, index)
     if not directory:
         return _Entry(engine, grammar, shape, None, "", 0)
     global _SAVE_REGISTERED

@@ -8,6 +8,7 @@ from dataclasses import dataclass
 import numpy as np
 import numpy.typing as npt
 
+from grammarkit._gc import paused_gc
 from grammarkit.automata.compiled import CompiledGrammar
 from grammarkit.decode.bitmask import FixedBits, Words, bitmask_width
 from grammarkit.decode.char_budget import CharBudget
@@ -290,6 +291,15 @@ class TokenMatcher:
         step = self._history[-1]
         if step.terminated:
             return None
+        if self._engine.revision:
+            return self._words(step)
+        # the engine's first mask builds the automata its walks reach: many small objects, no
+        # cycles; full collections over a large grammar's objects would cost more than it
+        # (later masks do not pause: a pause costs more than a cached mask)
+        with paused_gc():
+            return self._words(step)
+
+    def _words(self, step: _Step) -> Words:
         live = self._live(step)
         if not live.groups:  # a spent budget at the end of the input: only stop tokens
             return np.zeros(bitmask_width(self.vocab_size), dtype=np.int32)
