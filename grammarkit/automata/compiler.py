@@ -608,8 +608,7 @@ def _walk_bodies(rules: dict[str, ast.Rule], pending: list[str], seen: set[str],
 
     literal, char_class, rule_ref = ast.Literal, ast.CharClass, ast.RuleRef
     sequence, choice, repeat = ast.Sequence, ast.Choice, ast.Repeat
-    add_literal, add_class, add_leaf = (reached.literals.append, reached.classes.append,
-                                        reached.leaves.add)
+    add_literal, add_class = reached.literals.append, reached.classes.append
     references = reached.references
     while pending:
         caller = pending.pop()
@@ -639,16 +638,9 @@ def _walk_bodies(rules: dict[str, ast.Rule], pending: list[str], seen: set[str],
             elif kind is repeat:
                 stack.append(node.item)
             else:  # Regex, dispatches, Substring, tokens: their byte ranges are built alone
-                add_leaf(node)
-                if kind is ast.RegexMacro:
-                    _expanded(node, regex)
-                elif kind is ast.TokenSet:
-                    reached.tokens.append(node)
-                elif kind is ast.TagDispatch or kind is ast.TokenTagDispatch:
-                    if kind is ast.TokenTagDispatch:
-                        reached.tokens.append(node)
+                _collect_leaf(node, reached, regex)
+                if kind is ast.TagDispatch or kind is ast.TokenTagDispatch:
                     for _, callee in node.tags:
-                        reached.dispatched.add(callee)
                         if callee not in seen:
                             reach(callee, node.span)
         if called:
@@ -685,18 +677,26 @@ def _walk_every_body(rules: list[ast.Rule], regex: dict[ast.RegexMacro, ast.Expr
             elif kind is repeat:
                 push(node.item)
             else:  # Regex, dispatches, Substring, tokens: their byte ranges are built alone
-                reached.leaves.add(node)
-                if kind is ast.RegexMacro:
-                    _expanded(node, regex)
-                elif kind is ast.TokenSet:
-                    reached.tokens.append(node)
-                elif kind is ast.TagDispatch or kind is ast.TokenTagDispatch:
-                    if kind is ast.TokenTagDispatch:
-                        reached.tokens.append(node)
-                    reached.dispatched.update(callee for _, callee in node.tags)
+                _collect_leaf(node, reached, regex)
         if called:
             add_references((rule.name, called))
     return reached
+
+
+def _collect_leaf(node: Any, reached: ReachedBodies,
+                  regex: dict[ast.RegexMacro, ast.Expr]) -> None:
+    """Record a node whose byte ranges are built alone (a ``Regex``, a dispatch, a
+    ``Substring``, tokens) in ``reached``: for both body walks, off their hot paths."""
+    reached.leaves.add(node)
+    kind = type(node)
+    if kind is ast.RegexMacro:
+        _expanded(node, regex)
+    elif kind is ast.TokenSet:
+        reached.tokens.append(node)
+    elif kind is ast.TagDispatch or kind is ast.TokenTagDispatch:
+        if kind is ast.TokenTagDispatch:
+            reached.tokens.append(node)
+        reached.dispatched.update(callee for _, callee in node.tags)
 
 
 _VISIT, _COMBINE, _ALWAYS = 0, 1, 2
